@@ -1,1 +1,138 @@
-fn main() {}
+//! Project automation for the MCP Streamable HTTP workspace, in plain Rust instead of shell
+//! scripts (the rust-analyzer `xtask` pattern). Run it through the cargo alias:
+//!
+//! - `cargo xtask ci [--skip STEP]...`: the checks CI runs, in order, stopping at the first
+//!   failure: `fmt`, `clippy`, `test`, `doc`. `.ci/run` and the GitHub workflow call this.
+//! - `cargo xtask bench [--] [CRITERION_ARGS...]`: the criterion benchmarks of `benches/`
+//!   (`--load`, the load benchmark, is refused until it exists).
+//! - `cargo xtask help`: the usage text.
+//!
+//! `cargo test -p xtask` also runs the tidy tests (`src/tidy.rs`), which keep the source tree
+//! clean: no leftover debugging macros, no trailing whitespace, documented crates.
+
+mod bench;
+mod ci;
+mod cmd;
+#[cfg(test)]
+mod tidy;
+
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  ci [--skip STEP]...         run the CI checks in order, stopping at the first failure
+                              (steps: fmt, clippy, test, doc)
+  bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
+                              passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
+  bench --load                the load benchmark (not implemented yet)
+  help                        print this text";
+
+/// What the command line asked for.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Help,
+    Ci(ci::Options),
+    Bench(bench::Options),
+}
+
+/// A command line xtask does not accept; it exits with status 2.
+#[derive(Debug, PartialEq, Eq)]
+struct UsageError {
+    message: String,
+    /// Whether to print the usage text after the message.
+    show_usage: bool,
+}
+
+impl UsageError {
+    /// An error about the shape of the command line, followed by the usage text.
+    fn new(message: impl Into<String>) -> UsageError {
+        UsageError {
+            message: message.into(),
+            show_usage: true,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = match parse(&args) {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("error: {}", error.message);
+            if error.show_usage {
+                eprintln!("\n{USAGE}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let result = match command {
+        Command::Help => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Command::Ci(options) => ci::run(&options),
+        Command::Bench(options) => bench::run(&options),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse(args: &[String]) -> Result<Command, UsageError> {
+    let Some((command, rest)) = args.split_first() else {
+        return Ok(Command::Help);
+    };
+    match command.as_str() {
+        "help" | "-h" | "--help" => Ok(Command::Help),
+        "ci" => ci::Options::parse(rest).map(Command::Ci),
+        "bench" => bench::Options::parse(rest).map(Command::Bench),
+        other => Err(UsageError::new(format!("unknown command '{other}'"))),
+    }
+}
+
+/// The workspace root: the parent of this package's directory. Commands run there, so that
+/// `cargo xtask` works from any directory of the repository.
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one directory below the workspace root")
+        .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn no_arguments_and_help_print_usage() {
+        assert_eq!(parse(&args("")), Ok(Command::Help));
+        assert_eq!(parse(&args("help")), Ok(Command::Help));
+        assert_eq!(parse(&args("--help")), Ok(Command::Help));
+    }
+
+    #[test]
+    fn unknown_command_is_a_usage_error() {
+        let error = parse(&args("deploy")).unwrap_err();
+        assert_eq!(error.message, "unknown command 'deploy'");
+        assert!(error.show_usage);
+    }
+
+    #[test]
+    fn project_root_holds_the_workspace_manifest() {
+        let manifest = std::fs::read_to_string(project_root().join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("[workspace]"));
+    }
+}

@@ -1,0 +1,206 @@
+//! `cargo xtask ci`: the checks CI runs, in order, stopping at the first failure.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow};
+
+use crate::{UsageError, cmd};
+
+/// One CI step: its name (for the log and `--skip`) and what it does.
+type Step = (&'static str, fn() -> Result<()>);
+
+/// The steps, in the order they run.
+///
+/// To add a step (`interop`, `conformance`), write its `fn` below and add one line here; the
+/// header, timing, `--skip` and the summary come with it.
+const STEPS: &[Step] = &[
+    ("fmt", fmt),
+    ("clippy", clippy),
+    ("test", test),
+    ("doc", doc),
+];
+
+fn fmt() -> Result<()> {
+    cmd::run(&mut cmd::cargo(&["fmt", "--all", "--", "--check"]))
+}
+
+fn clippy() -> Result<()> {
+    cmd::run(&mut cmd::cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+/// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself.
+fn test() -> Result<()> {
+    cmd::run(&mut cmd::cargo(&["test", "--workspace", "--all-features"]))
+}
+
+fn doc() -> Result<()> {
+    let mut command = cmd::cargo(&["doc", "--workspace", "--all-features", "--no-deps"]);
+    let (name, value) = deny_rustdoc_warnings(
+        std::env::var("CARGO_ENCODED_RUSTDOCFLAGS").ok(),
+        std::env::var("RUSTDOCFLAGS").ok(),
+    );
+    command.env(name, value);
+    cmd::run(&mut command)
+}
+
+/// The rustdoc flags the caller set, with `-D warnings` appended. Cargo reads
+/// `CARGO_ENCODED_RUSTDOCFLAGS` (flags separated by `\x1f`) in preference to `RUSTDOCFLAGS`,
+/// so the flags go into whichever of the two it will read.
+fn deny_rustdoc_warnings(encoded: Option<String>, plain: Option<String>) -> (&'static str, String) {
+    match (encoded, plain) {
+        (Some(encoded), _) if encoded.is_empty() => {
+            ("CARGO_ENCODED_RUSTDOCFLAGS", "-D\x1fwarnings".into())
+        }
+        (Some(encoded), _) => (
+            "CARGO_ENCODED_RUSTDOCFLAGS",
+            format!("{encoded}\x1f-D\x1fwarnings"),
+        ),
+        (None, Some(plain)) if !plain.trim().is_empty() => {
+            ("RUSTDOCFLAGS", format!("{plain} -D warnings"))
+        }
+        (None, _) => ("RUSTDOCFLAGS", "-D warnings".into()),
+    }
+}
+
+/// The options of `cargo xtask ci`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Options {
+    /// Steps not to run, for local work (`--skip clippy --skip doc`).
+    skip: Vec<String>,
+}
+
+impl Options {
+    pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
+        let mut options = Options::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let step = match arg.as_str() {
+                "--skip" => args
+                    .next()
+                    .ok_or_else(|| UsageError::new("--skip needs a step name"))?,
+                _ => match arg.strip_prefix("--skip=") {
+                    Some(step) => step,
+                    None => return Err(UsageError::new(format!("unknown option '{arg}' for ci"))),
+                },
+            };
+            if !STEPS.iter().any(|&(name, _)| name == step) {
+                let known: Vec<&str> = STEPS.iter().map(|&(name, _)| name).collect();
+                let known = known.join(", ");
+                return Err(UsageError::new(format!(
+                    "no ci step '{step}' (steps: {known})"
+                )));
+            }
+            options.skip.push(step.to_string());
+        }
+        Ok(options)
+    }
+}
+
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let mut passed = Vec::new();
+    let mut skipped = Vec::new();
+    for &(name, step) in STEPS {
+        if options.skip.iter().any(|skip| skip == name) {
+            eprintln!("xtask: skipping {name}");
+            skipped.push(name);
+            continue;
+        }
+        eprintln!("xtask: ==> {name}");
+        let start = Instant::now();
+        step().map_err(|error| anyhow!("step '{name}' failed ({error:#})"))?;
+        passed.push((name, start.elapsed()));
+    }
+    eprintln!("xtask: {}", summary(&passed, &skipped));
+    Ok(())
+}
+
+/// `ci passed: fmt (0.4s), clippy (31.0s) in 31.4s; skipped: test, doc`.
+fn summary(passed: &[(&str, Duration)], skipped: &[&str]) -> String {
+    let steps: Vec<String> = passed
+        .iter()
+        .map(|(name, elapsed)| format!("{name} ({:.1}s)", elapsed.as_secs_f64()))
+        .collect();
+    let total: Duration = passed.iter().map(|(_, elapsed)| *elapsed).sum();
+    let mut line = format!(
+        "ci passed: {} in {:.1}s",
+        steps.join(", "),
+        total.as_secs_f64()
+    );
+    if !skipped.is_empty() {
+        line.push_str(&format!("; skipped: {}", skipped.join(", ")));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn step_names_are_unique() {
+        for (i, &(name, _)) in STEPS.iter().enumerate() {
+            assert!(
+                STEPS[i + 1..].iter().all(|&(other, _)| other != name),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn skip_is_repeatable_and_checked() {
+        let options = Options::parse(&args("--skip clippy --skip=doc")).unwrap();
+        assert_eq!(options.skip, ["clippy", "doc"]);
+        let error = Options::parse(&args("--skip lint")).unwrap_err();
+        assert_eq!(
+            error.message,
+            "no ci step 'lint' (steps: fmt, clippy, test, doc)"
+        );
+        assert!(Options::parse(&args("--skip")).is_err());
+        assert!(Options::parse(&args("--fast")).is_err());
+    }
+
+    #[test]
+    fn summary_lists_steps_with_their_time() {
+        let passed = [
+            ("fmt", Duration::from_millis(400)),
+            ("test", Duration::from_secs(2)),
+        ];
+        assert_eq!(
+            summary(&passed, &[]),
+            "ci passed: fmt (0.4s), test (2.0s) in 2.4s"
+        );
+        assert_eq!(
+            summary(&passed[..1], &["clippy"]),
+            "ci passed: fmt (0.4s) in 0.4s; skipped: clippy"
+        );
+    }
+
+    #[test]
+    fn rustdoc_warnings_are_denied_on_top_of_the_callers_flags() {
+        let deny = deny_rustdoc_warnings;
+        assert_eq!(deny(None, None), ("RUSTDOCFLAGS", "-D warnings".into()));
+        assert_eq!(
+            deny(None, Some("--cfg x".into())),
+            ("RUSTDOCFLAGS", "--cfg x -D warnings".into())
+        );
+        assert_eq!(
+            deny(Some("--cfg\x1fx".into()), Some("ignored".into())),
+            (
+                "CARGO_ENCODED_RUSTDOCFLAGS",
+                "--cfg\x1fx\x1f-D\x1fwarnings".into()
+            )
+        );
+    }
+}

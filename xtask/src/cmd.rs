@@ -1,0 +1,93 @@
+//! Running cargo and other programs: echo the command line, inherit the output, check the status.
+
+use std::{ffi::OsString, process::Command};
+
+use anyhow::{Context, Result, bail};
+
+/// A `cargo` command run at the workspace root with the cargo that runs xtask (`CARGO`), so that
+/// a `cargo +nightly xtask` stays on nightly.
+pub(crate) fn cargo(args: &[&str]) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut command = Command::new(cargo);
+    command.args(args).current_dir(crate::project_root());
+    command
+}
+
+/// Runs `command` with the terminal's stdin, stdout and stderr, so that its output (and
+/// `CARGO_TERM_COLOR`) reach the CI log unchanged. Fails with `exit status N` if it fails.
+pub(crate) fn run(command: &mut Command) -> Result<()> {
+    let line = display(command);
+    eprintln!("xtask: $ {line}");
+    let status = command
+        .status()
+        .with_context(|| format!("could not run `{line}`"))?;
+    if status.success() {
+        return Ok(());
+    }
+    match status.code() {
+        Some(code) => bail!("exit status {code}"),
+        // Killed by a signal: the status says which.
+        None => bail!("{status}"),
+    }
+}
+
+/// The command as a shell would show it: `NAME=value program args...`.
+fn display(command: &Command) -> String {
+    let mut words = Vec::new();
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            let value = value.to_string_lossy();
+            words.push(format!("{}={}", name.to_string_lossy(), quote(&value)));
+        }
+    }
+    let program = command.get_program().to_string_lossy();
+    // `CARGO` is a full path; the program name is enough to read the log.
+    let program = program
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(&program)
+        .to_string();
+    words.push(program);
+    words.extend(command.get_args().map(|arg| quote(&arg.to_string_lossy())));
+    words.join(" ")
+}
+
+fn quote(word: &str) -> String {
+    if word.is_empty() || word.contains([' ', '\'', '"', '\x1f']) {
+        format!("'{word}'")
+    } else {
+        word.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Stdio;
+
+    use super::*;
+
+    #[test]
+    fn display_shows_environment_program_and_arguments() {
+        let mut command = Command::new("/usr/bin/cargo");
+        command
+            .args(["doc", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings");
+        assert_eq!(
+            display(&command),
+            "RUSTDOCFLAGS='-D warnings' cargo doc --no-deps"
+        );
+    }
+
+    #[test]
+    fn run_reports_the_exit_status() {
+        // Cargo itself is the one program every machine that builds xtask has.
+        let quiet = |args: &[&str]| {
+            let mut command = cargo(args);
+            command.stdout(Stdio::null()).stderr(Stdio::null());
+            command
+        };
+        run(&mut quiet(&["--version"])).unwrap();
+        let error = run(&mut quiet(&["xtask-no-such-subcommand"])).unwrap_err();
+        assert_eq!(error.to_string(), "exit status 101");
+    }
+}
