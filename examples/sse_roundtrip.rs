@@ -75,7 +75,9 @@ fn describe(message: &Message) -> String {
         Message::Request(r) => format!("request {} {}", r.id, r.method),
         Message::Notification(n) => format!("notification {}", n.method),
         Message::Response(r) => {
-            let id = r.id().map_or_else(|| "null".to_owned(), |id| id.to_string());
+            let id = r
+                .id()
+                .map_or_else(|| "null".to_owned(), |id| id.to_string());
             match r.result() {
                 Ok(result) => format!("response to {id}: {}", result.get()),
                 Err(e) => format!("error response to {id}: {}", e.message),
