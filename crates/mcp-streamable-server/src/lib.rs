@@ -1,10 +1,70 @@
-//! The Streamable HTTP **server** transport for the Model Context Protocol.
+//! The Streamable HTTP **server** transport of the Model Context Protocol, on hyper.
 //!
-//! This crate is not written yet. It will hold a hyper and `tower` service that serves MCP
-//! sessions over the Streamable HTTP transport (protocol revisions 2025-03-26 to 2025-11-25):
-//! session management, request and standalone SSE streams, an event store for resumption,
-//! JSON-response and stateless modes, Origin/Host validation and bounded memory per session.
-//! The wire behaviour it will promise is the `S` rows of the project's `SPEC.md`.
+//! [`StreamableHttpService`] serves one MCP endpoint: it validates each HTTP request, runs
+//! sessions (each one a [`ServerConnection`] handed to your application, which implements
+//! `mcp_transport::Connection`), routes every outgoing message to the stream of the request it
+//! relates to, and, with an [`EventStore`], lets clients resume broken streams. The wire
+//! behaviour it promises is the `S` rows of the project's `SPEC.md`, each pinned by a test.
 //!
-//! Until then it exports nothing.
+//! ```no_run
+//! use mcp_jsonrpc::{Message, Response, to_raw_value};
+//! use mcp_streamable_server::{Config, ServerConnection, StreamableHttpService};
+//! use mcp_transport::{Connection, Sender};
+//!
+//! // A session answers every request with an empty object.
+//! async fn session(mut conn: ServerConnection, _parts: http::request::Parts) {
+//!     let sender = conn.sender();
+//!     while let Ok(Some(message)) = conn.recv().await {
+//!         if let Message::Request(request) = message {
+//!             let result = to_raw_value(&serde_json::json!({})).unwrap();
+//!             let _ = sender.send(Response::success(request.id, result).into()).await;
+//!         }
+//!     }
+//! }
+//!
+//! let service = StreamableHttpService::new(Config::default(), session);
+//! # let _ = service;
+//! ```
+//!
+//! # Routing (S10)
+//!
+//! A response goes on the stream of the POST that carried its request; a message sent with
+//! [`Outgoing::related_to`](mcp_transport::Outgoing::related_to) naming a request in flight
+//! goes there too; everything else, and anything related to a request already answered, goes
+//! on the standalone GET stream. Nothing is dropped silently.
+//!
+//! # Memory (S22)
+//!
+//! Per session: at most [`Config::max_buffered_bytes`] of messages waiting for slow or absent
+//! readers, [`Config::incoming_capacity`] messages waiting for the application, and whatever
+//! the event store's own caps allow ([`InMemoryEventStore`]: 1 MiB per session by default).
+//! Sessions are capped in number and end when idle.
 #![deny(missing_docs, missing_debug_implementations)]
+
+mod body;
+mod config;
+mod connection;
+mod error;
+mod event_store;
+mod get;
+mod headers;
+mod origin;
+mod post;
+mod registry;
+mod service;
+mod session;
+mod stream;
+
+pub use body::ResponseBody;
+pub use config::{
+    AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Mode,
+};
+pub use connection::{ServerConnection, ServerSender};
+pub use error::codes;
+pub use event_store::{
+    DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
+    ReplayError, StoreError, StoreFuture, StoredEvent,
+};
+pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS};
+pub use service::StreamableHttpService;

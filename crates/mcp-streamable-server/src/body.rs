@@ -1,0 +1,69 @@
+//! The body of every response the service gives.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+
+use crate::stream::SseBody;
+
+/// The body of a response of [`StreamableHttpService`](crate::StreamableHttpService): empty,
+/// one JSON document, or an SSE stream that ends when its stream does.
+#[derive(Debug)]
+pub struct ResponseBody {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+impl ResponseBody {
+    pub(crate) fn empty() -> Self {
+        ResponseBody {
+            inner: Inner::Full(None),
+        }
+    }
+
+    pub(crate) fn full(bytes: Bytes) -> Self {
+        ResponseBody {
+            inner: Inner::Full(Some(bytes)),
+        }
+    }
+
+    pub(crate) fn sse(body: SseBody) -> Self {
+        ResponseBody {
+            inner: Inner::Sse(Box::new(body)),
+        }
+    }
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match &mut self.inner {
+            Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Inner::Sse(sse) => sse.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.inner, Inner::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.inner {
+            Inner::Full(None) => SizeHint::with_exact(0),
+            Inner::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Inner::Sse(_) => SizeHint::default(),
+        }
+    }
+}

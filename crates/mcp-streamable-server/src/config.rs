@@ -1,0 +1,231 @@
+//! The server's configuration, with documented defaults.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::EventStore;
+
+/// The largest POST body read by default: 4 MiB (S3).
+///
+/// Requests carry tool arguments, rarely large; a bound keeps one client from making the server
+/// buffer without limit. Bodies are read up to the bound, never further.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long a session may stay idle before it ends: 30 minutes (S18).
+///
+/// Long enough for a person who pauses between prompts, short enough that abandoned sessions
+/// (clients that never send DELETE, which is most of them) do not pile up.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The most sessions held at once: 10,000 (S18). At the cap the least recently used idle
+/// session is ended to make room; if none is idle, `initialize` is answered 503.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// How often an idle SSE stream gets a comment: every 15 seconds (S15).
+///
+/// Proxies and load balancers commonly drop connections silent for 30 to 60 seconds.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The bytes of outgoing messages one session may hold waiting for a slow or absent reader:
+/// 4 MiB (S22). See [`Config::max_buffered_bytes`].
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 4 * 1024 * 1024;
+
+/// The messages a session's application has not taken yet, at most: 64. Past this, a POST
+/// waits for the application to read, which slows a flooding client down.
+pub const DEFAULT_INCOMING_CAPACITY: usize = 64;
+
+/// The reconnection delay a stream's priming event suggests to clients: 1 second (S14).
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// Which `Host` or `Origin` values a server accepts (S17).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AllowList {
+    /// Any value: no check.
+    Any,
+    /// Loopback names only: `localhost`, `127.0.0.1` (the whole 127/8) and `[::1]`, any port.
+    /// The default, so that a local server cannot be reached through DNS rebinding.
+    Loopback,
+    /// These values exactly, compared without regard to ASCII case. For `Host`, an entry
+    /// without a port matches any port (`example.com` matches `example.com:8443`); for
+    /// `Origin`, entries are whole origins (`https://app.example.com`).
+    List(Vec<String>),
+}
+
+/// How the server runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Sessions, streams and resumption (the default).
+    #[default]
+    Stateful,
+    /// No sessions: each POST is served on its own, GET and DELETE are 405 (S20).
+    Stateless,
+}
+
+/// The configuration of a [`StreamableHttpService`](crate::StreamableHttpService).
+///
+/// Start from [`Config::default`] and change what you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_streamable_server::{Config, InMemoryEventStore};
+///
+/// let config = Config::default()
+///     .json_response(true)
+///     .idle_timeout(Duration::from_secs(600))
+///     .event_store(InMemoryEventStore::default());
+/// assert!(config.is_json_response());
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    pub(crate) mode: Mode,
+    pub(crate) json_response: bool,
+    pub(crate) event_store: Option<Arc<dyn EventStore>>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_sessions: usize,
+    pub(crate) keep_alive: Option<Duration>,
+    pub(crate) max_buffered_bytes: usize,
+    pub(crate) incoming_capacity: usize,
+    pub(crate) retry: Duration,
+    pub(crate) allowed_hosts: AllowList,
+    pub(crate) allowed_origins: AllowList,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Mode::Stateful,
+            json_response: false,
+            event_store: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            keep_alive: Some(DEFAULT_KEEP_ALIVE),
+            max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
+            incoming_capacity: DEFAULT_INCOMING_CAPACITY,
+            retry: DEFAULT_RETRY,
+            allowed_hosts: AllowList::Loopback,
+            allowed_origins: AllowList::Loopback,
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("mode", &self.mode)
+            .field("json_response", &self.json_response)
+            .field("event_store", &self.event_store.is_some())
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("keep_alive", &self.keep_alive)
+            .field("max_buffered_bytes", &self.max_buffered_bytes)
+            .field("incoming_capacity", &self.incoming_capacity)
+            .field("retry", &self.retry)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .finish()
+    }
+}
+
+impl Config {
+    /// Stateful (sessions) or stateless (S20). Default: stateful.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Shorthand for `mode(Mode::Stateless)`.
+    pub fn stateless(self) -> Self {
+        self.mode(Mode::Stateless)
+    }
+
+    /// Answers requests with one JSON body instead of an SSE stream (S4). A response whose
+    /// request got a notification or request from the handler first is sent as SSE all the
+    /// same, so nothing is dropped (S5). Default: off.
+    pub fn json_response(mut self, on: bool) -> Self {
+        self.json_response = on;
+        self
+    }
+
+    /// Whether JSON-response mode is on.
+    pub fn is_json_response(&self) -> bool {
+        self.json_response
+    }
+
+    /// Keeps outgoing messages in `store` so that clients can resume streams with
+    /// `Last-Event-ID` (S11, S13, S14). Without a store, nothing is kept once delivered, events
+    /// carry no ids, and a lost connection loses what was not yet written to it. Default: none.
+    pub fn event_store(mut self, store: impl EventStore) -> Self {
+        self.event_store = Some(Arc::new(store));
+        self
+    }
+
+    /// The largest POST body accepted; larger ones are answered 413 (S3). Default:
+    /// [`DEFAULT_MAX_BODY_BYTES`].
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long a session may go without activity before it ends (S18); open streams and
+    /// requests in flight count as activity. Default: [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The most sessions at once (S18). Default: [`DEFAULT_MAX_SESSIONS`].
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// How often an idle SSE stream gets a keep-alive comment, or `None` for never (S15).
+    /// Default: [`DEFAULT_KEEP_ALIVE`].
+    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.keep_alive = every;
+        self
+    }
+
+    /// The bytes of outgoing messages one session may hold for readers that are slow or not
+    /// connected (S22). Past it, a connected reader that is this far behind is disconnected
+    /// (with an event store it resumes from the store; without one, the messages it missed are
+    /// dropped and a warning logged), and the standalone stream, when no GET is open, drops its
+    /// oldest messages, also with a warning. Default: [`DEFAULT_MAX_BUFFERED_BYTES`].
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_bytes = bytes;
+        self
+    }
+
+    /// How many incoming messages wait for the application before a POST waits too.
+    /// Default: [`DEFAULT_INCOMING_CAPACITY`].
+    pub fn incoming_capacity(mut self, messages: usize) -> Self {
+        self.incoming_capacity = messages.max(1);
+        self
+    }
+
+    /// The reconnection delay announced in priming events (S14). Default: [`DEFAULT_RETRY`].
+    pub fn retry(mut self, delay: Duration) -> Self {
+        self.retry = delay;
+        self
+    }
+
+    /// The accepted `Host` values (S17). Default: [`AllowList::Loopback`]; a server reachable
+    /// under other names must list them, or allow any.
+    pub fn allowed_hosts(mut self, hosts: AllowList) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// The accepted `Origin` values, for requests that carry one (S17). Default:
+    /// [`AllowList::Loopback`]: browser pages served from loopback.
+    pub fn allowed_origins(mut self, origins: AllowList) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+}

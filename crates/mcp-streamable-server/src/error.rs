@@ -1,0 +1,116 @@
+//! Error answers: every one carries a JSON-RPC error body (S21), and the status of each kind
+//! of refusal is decided here, in one place.
+
+use bytes::Bytes;
+use http::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use http::{Response, StatusCode};
+use mcp_jsonrpc::{ErrorObject, Id, code};
+
+use crate::body::ResponseBody;
+
+/// JSON-RPC error codes the transport uses for its own refusals, in the range JSON-RPC leaves
+/// to implementations. They agree with the official TypeScript SDK, so clients that look at
+/// codes see the same ones.
+pub mod codes {
+    /// A refusal by the transport: bad headers, wrong method, missing session id...
+    pub const TRANSPORT_ERROR: i64 = -32000;
+    /// The session id is unknown or its session ended (HTTP 404).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+}
+
+/// Why a request is refused. The status of each is in [`Reject::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// S1, S20: the method is not served.
+    MethodNotAllowed,
+    /// S2: `Accept` does not admit what the reply needs.
+    NotAcceptable,
+    /// S3: `Content-Type` is not JSON.
+    UnsupportedMediaType,
+    /// S3: the body is over the limit.
+    PayloadTooLarge,
+    /// S17: `Origin` or `Host` is not allowed.
+    Forbidden,
+    /// S7, S16: no session with that id.
+    SessionNotFound,
+    /// S18, S23: no room for a session, or shutting down.
+    Unavailable,
+    /// Everything else the client must fix: malformed bodies, bad or missing headers...
+    BadRequest,
+    /// Our own fault.
+    Internal,
+}
+
+/// A refusal: what went wrong, for the client and for the log.
+#[derive(Debug, Clone)]
+pub(crate) struct Reject {
+    pub(crate) kind: Kind,
+    pub(crate) code: i64,
+    pub(crate) message: String,
+    pub(crate) id: Option<Id>,
+}
+
+impl Reject {
+    pub(crate) fn new(kind: Kind, message: impl Into<String>) -> Self {
+        let code = match kind {
+            Kind::SessionNotFound => codes::SESSION_NOT_FOUND,
+            Kind::Internal => code::INTERNAL_ERROR,
+            _ => codes::TRANSPORT_ERROR,
+        };
+        Reject {
+            kind,
+            code,
+            message: message.into(),
+            id: None,
+        }
+    }
+
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Reject::new(Kind::BadRequest, message)
+    }
+
+    /// A malformed body: -32700 or -32600 (J4).
+    pub(crate) fn from_parse(err: &mcp_jsonrpc::Error) -> Self {
+        let obj = err.to_error_object();
+        Reject {
+            kind: Kind::BadRequest,
+            code: obj.code,
+            message: obj.message,
+            id: None,
+        }
+    }
+
+    /// The HTTP status of this refusal: the one place statuses are decided.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self.kind {
+            Kind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Kind::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::Forbidden => StatusCode::FORBIDDEN,
+            Kind::SessionNotFound => StatusCode::NOT_FOUND,
+            Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Kind::BadRequest => StatusCode::BAD_REQUEST,
+            Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub(crate) fn into_response(self, allow: &'static str) -> Response<ResponseBody> {
+        let status = self.status();
+        let body = mcp_jsonrpc::Response::error(self.id, ErrorObject::new(self.code, self.message));
+        let mut response = Response::new(ResponseBody::full(Bytes::from(body.to_vec())));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        match self.kind {
+            Kind::MethodNotAllowed => {
+                headers.insert(ALLOW, HeaderValue::from_static(allow));
+            }
+            Kind::Unavailable => {
+                headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+    }
+}

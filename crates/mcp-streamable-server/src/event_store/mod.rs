@@ -1,0 +1,94 @@
+//! Keeping outgoing messages so that clients can resume streams (S11, S13, S14).
+
+mod memory;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::Bytes;
+
+pub use memory::{
+    DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, InMemoryEventStore,
+};
+
+/// A future returned by an [`EventStore`].
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// An error from a store, such as a lost connection to a remote one.
+pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One stored message: its position in its stream and its JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// The message's index in its stream.
+    pub index: u64,
+    /// The message, as JSON.
+    pub message: Bytes,
+}
+
+/// Why a stream cannot be replayed from a given event.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The store knows no such stream for the session.
+    UnknownStream,
+    /// Events after the given one were evicted, so a replay would have a gap.
+    Purged,
+    /// The store failed.
+    Failed(StoreError),
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::UnknownStream => f.write_str("unknown stream"),
+            ReplayError::Purged => f.write_str("events after this one were purged"),
+            ReplayError::Failed(_) => f.write_str("event store failed"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReplayError::Failed(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+/// Where a server keeps the messages it sends, so that a client whose connection broke can ask
+/// for them again with `Last-Event-ID`.
+///
+/// Keys are the session id, the stream (a number the server gives each SSE stream of the
+/// session) and the message's index in that stream; indices grow by one, though some (those
+/// of priming events) are never appended. The server calls the methods of one session in
+/// order, never two at once, so a store needs no ordering of its own.
+///
+/// [`InMemoryEventStore`] is the bounded default. Implement this trait to keep events
+/// elsewhere (to resume across server restarts, or across the nodes behind a load balancer).
+pub trait EventStore: Send + Sync + 'static {
+    /// Keeps `message`, the `index`th of `stream`.
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        index: u64,
+        message: Bytes,
+    ) -> StoreFuture<'a, Result<(), StoreError>>;
+
+    /// The events of `stream` after index `after`, in order.
+    fn replay_after<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> StoreFuture<'a, Result<Vec<StoredEvent>, ReplayError>>;
+
+    /// `stream` got its last message; its events may go sooner than a live stream's.
+    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()>;
+
+    /// The session ended: nothing of it will be asked for again.
+    fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
+}

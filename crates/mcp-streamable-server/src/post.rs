@@ -1,0 +1,342 @@
+//! POST: messages from the client (S2-S10, S19, S20).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use mcp_jsonrpc::{Body, Id, Message};
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use crate::body::ResponseBody;
+use crate::config::Mode;
+use crate::connection::ServerConnection;
+use crate::error::{Kind, Reject};
+use crate::headers::{self, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS};
+use crate::service::Shared;
+use crate::session::{RegisterError, Session};
+use crate::stream::{OnEnd, SseBody, priming};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+pub(crate) async fn handle<B>(
+    shared: &Arc<Shared>,
+    request: Request<B>,
+) -> Result<Response<ResponseBody>, Reject>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Buf + Send,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = request.into_parts();
+    let accepts = headers::accepts(&parts.headers);
+    if !(accepts.json && accepts.event_stream) {
+        return Err(Reject::new(
+            Kind::NotAcceptable,
+            "Accept must admit both application/json and text/event-stream",
+        ));
+    }
+    if !headers::is_json_content_type(&parts.headers) {
+        return Err(Reject::new(
+            Kind::UnsupportedMediaType,
+            "Content-Type must be application/json",
+        ));
+    }
+    let version = protocol_version(&parts.headers)?;
+    let session_id = session_id(&parts.headers)?.map(str::to_owned);
+    let bytes = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
+    let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
+
+    if shared.config.mode == Mode::Stateless {
+        check_batch(
+            &body,
+            version.unwrap_or(headers::DEFAULT_NEGOTIATED_VERSION),
+        )?;
+        return serve_stateless(shared, parts, body).await;
+    }
+    let initialize = body.messages().iter().any(Message::is_initialize);
+    match session_id {
+        None if initialize && body.is_batch() => Err(Reject::bad_request(
+            "initialize must be sent on its own, not in a batch",
+        )),
+        None if initialize => start_session(shared, parts, body).await,
+        None => Err(Reject::bad_request(
+            "missing Mcp-Session-Id header: only an initialize request may be sent without one",
+        )),
+        Some(_) if initialize => Err(Reject::bad_request(
+            "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
+        )),
+        Some(id) => {
+            let session = shared.registry.get(&id).ok_or_else(unknown_session)?;
+            session.touch();
+            check_batch(&body, version.unwrap_or_else(|| session.version()))?;
+            serve(&session, body, OnEnd::Keep)
+                .instrument(session.span.clone())
+                .await
+        }
+    }
+}
+
+pub(crate) fn unknown_session() -> Reject {
+    Reject::new(
+        Kind::SessionNotFound,
+        "session not found: it ended or never existed; start a new one with initialize",
+    )
+}
+
+/// The `MCP-Protocol-Version` header, checked (S8).
+pub(crate) fn protocol_version(headers: &http::HeaderMap) -> Result<Option<&'static str>, Reject> {
+    match headers::single(headers, MCP_PROTOCOL_VERSION) {
+        Err(()) => Err(Reject::bad_request("malformed MCP-Protocol-Version header")),
+        Ok(None) => Ok(None),
+        Ok(Some(v)) => SUPPORTED_VERSIONS
+            .iter()
+            .copied()
+            .find(|s| *s == v)
+            .map(Some)
+            .ok_or_else(|| {
+                Reject::bad_request(format!(
+                    "unsupported MCP-Protocol-Version {v:?}; supported: {}",
+                    SUPPORTED_VERSIONS.join(", ")
+                ))
+            }),
+    }
+}
+
+/// The `Mcp-Session-Id` header, checked for form (S6).
+pub(crate) fn session_id(headers: &http::HeaderMap) -> Result<Option<&str>, Reject> {
+    match headers::single(headers, MCP_SESSION_ID) {
+        Err(()) => Err(Reject::bad_request("malformed Mcp-Session-Id header")),
+        Ok(Some(id)) if !headers::is_valid_session_id(id) => Err(Reject::bad_request(
+            "malformed Mcp-Session-Id header: not visible ASCII",
+        )),
+        Ok(id) => Ok(id),
+    }
+}
+
+/// S9: batches belong to 2025-03-26.
+fn check_batch(body: &Body, version: &str) -> Result<(), Reject> {
+    if body.is_batch() && version != "2025-03-26" {
+        return Err(Reject::bad_request(format!(
+            "batches are not allowed in protocol version {version}; send one message per request"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the body, never buffering more than `limit` bytes (S3).
+async fn read_body<B>(headers: &http::HeaderMap, body: B, limit: usize) -> Result<Bytes, Reject>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Buf + Send,
+    B::Error: Into<BoxError>,
+{
+    let too_large = || {
+        Reject::new(
+            Kind::PayloadTooLarge,
+            format!("body larger than {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(err) => Err(Reject::bad_request(format!(
+            "could not read the body: {err}"
+        ))),
+    }
+}
+
+/// S6: a new session from a valid initialize request. Nothing is registered before the request
+/// has passed every check (S18).
+async fn start_session(
+    shared: &Arc<Shared>,
+    parts: http::request::Parts,
+    body: Body,
+) -> Result<Response<ResponseBody>, Reject> {
+    if shared.shutting_down.load(Ordering::Acquire) {
+        return Err(Reject::new(
+            Kind::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
+    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
+    let session = Session::new(id, Arc::clone(shared), tx, false);
+    match shared
+        .registry
+        .insert(Arc::clone(&session), shared.config.max_sessions)
+    {
+        Ok(Some(evicted)) => {
+            tracing::debug!(parent: &evicted.span, "evicted: the session cap was reached and it was the least recently used");
+            evicted.close().await;
+        }
+        Ok(None) => {}
+        Err(()) => {
+            return Err(Reject::new(
+                Kind::Unavailable,
+                "too many sessions, none of them idle; try again later",
+            ));
+        }
+    }
+    shared.registry.start_reaper(shared);
+    tracing::debug!(parent: &session.span, "session started");
+    shared.start(
+        ServerConnection::new(rx, Arc::clone(&session)),
+        parts,
+        session.span.clone(),
+    );
+    let mut response = serve(&session, body, OnEnd::Keep)
+        .instrument(session.span.clone())
+        .await?;
+    let value = HeaderValue::from_str(&session.id).expect("session ids are visible ASCII");
+    response.headers_mut().insert(MCP_SESSION_ID, value);
+    Ok(response)
+}
+
+/// S20: a session for this POST alone.
+async fn serve_stateless(
+    shared: &Arc<Shared>,
+    parts: http::request::Parts,
+    body: Body,
+) -> Result<Response<ResponseBody>, Reject> {
+    if shared.shutting_down.load(Ordering::Acquire) {
+        return Err(Reject::new(
+            Kind::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
+    let session = Session::new(Arc::from(""), Arc::clone(shared), tx, true);
+    shared.start(
+        ServerConnection::new(rx, Arc::clone(&session)),
+        parts,
+        session.span.clone(),
+    );
+    let response = serve(&session, body, OnEnd::CloseSession).await;
+    if response
+        .as_ref()
+        .map_or(true, |r| r.status() == StatusCode::ACCEPTED)
+    {
+        // Nothing to wait for: the application still reads what was delivered, then sees the end.
+        session.close_detached();
+    }
+    response
+}
+
+/// Delivers the messages to the application and answers: 202, JSON, or an SSE stream (S4, S5).
+async fn serve(
+    session: &Arc<Session>,
+    body: Body,
+    on_end: OnEnd,
+) -> Result<Response<ResponseBody>, Reject> {
+    let requests: Vec<&Id> = body
+        .messages()
+        .iter()
+        .filter_map(Message::request_id)
+        .collect();
+    let initialize = body
+        .messages()
+        .iter()
+        .find(|m| m.is_initialize())
+        .and_then(Message::request_id);
+    // The body is the guard of the stream: if this future is dropped (the client went away)
+    // the stream lets go of its reader (S13).
+    let mut sse = if requests.is_empty() {
+        None
+    } else {
+        let registered = session
+            .register(&requests, initialize)
+            .map_err(|e| match e {
+                RegisterError::Closed => crate::post::unknown_session(),
+                RegisterError::Duplicate(id) => Reject::bad_request(format!(
+                    "request id {id} is already in flight in this session"
+                )),
+            })?;
+        Some(SseBody::new(
+            Arc::clone(session),
+            registered.stream,
+            Some(registered.generation),
+            on_end,
+        ))
+    };
+    let is_batch = body.is_batch();
+    let incoming = session.incoming().ok_or_else(unknown_session)?;
+    for message in body.into_messages() {
+        incoming
+            .send(message)
+            .await
+            .map_err(|_| unknown_session())?;
+    }
+    let Some(mut sse) = sse.take() else {
+        return Ok(empty(StatusCode::ACCEPTED));
+    };
+    if session.shared.config.json_response {
+        match sse.wait_json().await {
+            Err(()) => return Err(unknown_session()),
+            Ok(Some(responses)) => return Ok(json(responses, is_batch)),
+            // S5: something else came first: the answer goes on as SSE.
+            Ok(None) => {}
+        }
+    } else if session.has_store() && session.version() >= "2025-11-25" {
+        sse.push_prelude(priming(sse.stream_id(), session.shared.config.retry));
+    }
+    Ok(sse_response(sse))
+}
+
+pub(crate) fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = status;
+    response
+}
+
+fn json(responses: Vec<Bytes>, is_batch: bool) -> Response<ResponseBody> {
+    let bytes = if is_batch {
+        let mut out =
+            BytesMut::with_capacity(responses.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
+        out.extend_from_slice(b"[");
+        for (i, r) in responses.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b",");
+            }
+            out.extend_from_slice(r);
+        }
+        out.extend_from_slice(b"]");
+        out.freeze()
+    } else {
+        responses.into_iter().next().unwrap_or_default()
+    };
+    let mut response = Response::new(ResponseBody::full(bytes));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// An SSE response with the headers proxies need to pass it on unbuffered (S15).
+pub(crate) fn sse_response(body: SseBody) -> Response<ResponseBody> {
+    let session_id = body.session().id.clone();
+    let mut response = Response::new(ResponseBody::sse(body));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    if !session_id.is_empty()
+        && let Ok(value) = HeaderValue::from_str(&session_id)
+    {
+        headers.insert(MCP_SESSION_ID, value);
+    }
+    response
+}
