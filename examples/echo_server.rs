@@ -1,0 +1,338 @@
+//! A small but real MCP server over the Streamable HTTP transport, for trying the transport and
+//! for the interop suites.
+//!
+//! ```text
+//! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
+//! ```
+//!
+//! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
+//! `/mcp`: `initialize` (2025-03-26, 2025-06-18, 2025-11-25), `ping`, `tools/list` and
+//! `tools/call` with tools that exercise every path of the transport:
+//!
+//! - `echo {text}`: returns the text;
+//! - `progress {steps, delay_ms}`: with `_meta.progressToken`, sends `steps` progress
+//!   notifications on the request's stream, then returns "done";
+//! - `sleep {ms}`: returns after `ms` milliseconds;
+//! - `ping_client {}`: sends a `ping` request to the client on the request's stream, waits for
+//!   the answer, returns "pong";
+//! - `broadcast {text}`: sends a `notifications/message` unrelated to any request (it travels on
+//!   the standalone GET stream), returns "sent".
+//!
+//! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
+//! `RUST_LOG=debug` shows what the transport does.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{Either, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use mcp_jsonrpc::{
+    ErrorObject, Id, Message, Notification, Request as RpcRequest, Response as RpcResponse, code,
+    to_raw_value,
+};
+use mcp_streamable_server::{
+    Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
+};
+use mcp_transport::{Connection, Outgoing, Sender};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The protocol revisions this server speaks, newest last.
+const VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// How long `ping_client` waits for the client's answer.
+const CLIENT_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long requests in flight may take to finish when the server stops.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+struct Options {
+    addr: SocketAddr,
+    json_response: bool,
+    stateless: bool,
+    event_store: bool,
+}
+
+fn parse_args() -> anyhow::Result<Options> {
+    let mut options = Options {
+        addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+        json_response: false,
+        stateless: false,
+        event_store: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => {
+                let value = args
+                    .next()
+                    .context("--addr needs a value, e.g. 127.0.0.1:0")?;
+                options.addr = value
+                    .parse()
+                    .with_context(|| format!("bad --addr {value:?}"))?;
+            }
+            "--json-response" => options.json_response = true,
+            "--stateless" => options.stateless = true,
+            "--no-event-store" => options.event_store = false,
+            "-h" | "--help" => {
+                println!(
+                    "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store]"
+                );
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?} (try --help)"),
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let options = parse_args()?;
+    let mut config = Config::default().json_response(options.json_response);
+    if options.stateless {
+        config = config.stateless();
+    }
+    if options.event_store && !options.stateless {
+        config = config.event_store(InMemoryEventStore::default());
+    }
+    let service = StreamableHttpService::new(config, session);
+
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    // The first line, which scripts wait for.
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (tcp, _) = match accepted {
+                    Ok(conn) => conn,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "accept failed");
+                        continue;
+                    }
+                };
+                tcp.set_nodelay(true)?;
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let router = hyper::service::service_fn(move |req| route(service.clone(), req));
+                    if let Err(err) = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tcp), router)
+                        .await
+                    {
+                        tracing::debug!(error = %err, "connection ended");
+                    }
+                });
+            }
+            _ = &mut shutdown => {
+                eprintln!("shutting down");
+                service.shutdown(SHUTDOWN_GRACE).await;
+                return Ok(());
+            }
+        }
+    }
+}
+
+type Body = Either<mcp_streamable_server::ResponseBody, Full<Bytes>>;
+
+/// MCP at `/mcp`, 404 elsewhere.
+async fn route(
+    service: StreamableHttpService,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    if req.uri().path() == "/mcp" {
+        return Ok(service.handle(req).await.map(Either::Left));
+    }
+    let mut response = Response::new(Either::Right(Full::new(Bytes::from_static(
+        b"not found: MCP is served at /mcp\n",
+    ))));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    Ok(response)
+}
+
+/// Requests this server sent to the client, waiting for the client's answer.
+type Pending = Arc<Mutex<HashMap<Id, oneshot::Sender<RpcResponse>>>>;
+
+/// Runs one session: reads the client's messages and answers each request on its own task.
+async fn session(mut conn: ServerConnection, _parts: http::request::Parts) {
+    let sender = conn.sender();
+    let pending: Pending = Arc::default();
+    while let Ok(Some(message)) = conn.recv().await {
+        match message {
+            Message::Request(request) => {
+                let (sender, pending) = (sender.clone(), Arc::clone(&pending));
+                tokio::spawn(async move { answer(&sender, &pending, request).await });
+            }
+            Message::Response(response) => {
+                let waiting = response
+                    .id()
+                    .and_then(|id| pending.lock().unwrap().remove(id));
+                if let Some(tx) = waiting {
+                    let _ = tx.send(response);
+                }
+            }
+            // notifications/initialized, notifications/cancelled...: nothing to do.
+            Message::Notification(_) => {}
+        }
+    }
+}
+
+async fn answer(sender: &ServerSender, pending: &Pending, request: RpcRequest) {
+    let params: Value = request.parse_params().unwrap_or(Value::Null);
+    let result = match request.method.as_str() {
+        "initialize" => Ok(initialize_result(&params)),
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(tools()),
+        "tools/call" => call_tool(sender, pending, &request, &params).await,
+        other => Err(ErrorObject::new(
+            code::METHOD_NOT_FOUND,
+            format!("method not found: {other}"),
+        )),
+    };
+    let response = match result.and_then(|v| {
+        to_raw_value(&v).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
+    }) {
+        Ok(raw) => RpcResponse::success(request.id, raw),
+        Err(error) => RpcResponse::error(Some(request.id), error),
+    };
+    if let Err(err) = sender.send(response.into()).await {
+        tracing::debug!(error = %err, "could not answer: the session ended");
+    }
+}
+
+fn initialize_result(params: &Value) -> Value {
+    let asked = params["protocolVersion"].as_str().unwrap_or_default();
+    let version = VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .unwrap_or(&VERSIONS[2]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {}, "logging": {}},
+        "serverInfo": {"name": "echo_server", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+fn tools() -> Value {
+    let tool = |name: &str, description: &str, properties: Value| json!({"name": name, "description": description, "inputSchema": {"type": "object", "properties": properties}});
+    json!({"tools": [
+        tool("echo", "Returns the text it is given.", json!({"text": {"type": "string"}})),
+        tool("progress", "Sends progress notifications, then returns \"done\".", json!({"steps": {"type": "integer"}, "delay_ms": {"type": "integer"}})),
+        tool("sleep", "Returns after a delay.", json!({"ms": {"type": "integer"}})),
+        tool("ping_client", "Pings the client and returns \"pong\" when it answers.", json!({})),
+        tool("broadcast", "Sends a log message on the standalone stream.", json!({"text": {"type": "string"}})),
+    ]})
+}
+
+fn text(s: &str) -> Value {
+    json!({"content": [{"type": "text", "text": s}]})
+}
+
+async fn call_tool(
+    sender: &ServerSender,
+    pending: &Pending,
+    request: &RpcRequest,
+    params: &Value,
+) -> Result<Value, ErrorObject> {
+    let args = &params["arguments"];
+    let failed =
+        |e: mcp_transport::Error| ErrorObject::new(code::INTERNAL_ERROR, format!("transport: {e}"));
+    match params["name"].as_str().unwrap_or_default() {
+        "echo" => Ok(text(args["text"].as_str().unwrap_or_default())),
+        "progress" => {
+            let steps = args["steps"].as_u64().unwrap_or(3).min(10_000);
+            let delay = Duration::from_millis(args["delay_ms"].as_u64().unwrap_or(0).min(60_000));
+            if let Some(token) = params["_meta"].get("progressToken") {
+                for step in 1..=steps {
+                    let note = Notification::new(
+                        "notifications/progress",
+                        to_raw_value(
+                            &json!({"progressToken": token, "progress": step, "total": steps}),
+                        )
+                        .ok(),
+                    );
+                    sender
+                        .send(Outgoing::new(note).related_to(request.id.clone()))
+                        .await
+                        .map_err(failed)?;
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                }
+            }
+            Ok(text("done"))
+        }
+        "sleep" => {
+            tokio::time::sleep(Duration::from_millis(
+                args["ms"].as_u64().unwrap_or(0).min(600_000),
+            ))
+            .await;
+            Ok(text("slept"))
+        }
+        "ping_client" => {
+            let id = Id::from(format!("ping-{}", next_request_number()));
+            let (tx, rx) = oneshot::channel();
+            pending.lock().unwrap().insert(id.clone(), tx);
+            let ping = RpcRequest::new(id.clone(), "ping", None);
+            if let Err(err) = sender
+                .send(Outgoing::new(ping).related_to(request.id.clone()))
+                .await
+            {
+                pending.lock().unwrap().remove(&id);
+                return Err(failed(err));
+            }
+            match tokio::time::timeout(CLIENT_ANSWER_TIMEOUT, rx).await {
+                Ok(Ok(answer)) if !answer.is_error() => Ok(text("pong")),
+                Ok(Ok(answer)) => Err(ErrorObject::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "the client answered the ping with an error: {:?}",
+                        answer.result().err()
+                    ),
+                )),
+                Ok(Err(_)) => Err(ErrorObject::new(
+                    code::INTERNAL_ERROR,
+                    "the session ended before the client answered",
+                )),
+                Err(_) => {
+                    pending.lock().unwrap().remove(&id);
+                    Err(ErrorObject::new(
+                        code::INTERNAL_ERROR,
+                        "the client did not answer the ping in time",
+                    ))
+                }
+            }
+        }
+        "broadcast" => {
+            let note = Notification::new(
+                "notifications/message",
+                to_raw_value(&json!({"level": "info", "data": args["text"]})).ok(),
+            );
+            sender.send(note.into()).await.map_err(failed)?;
+            Ok(text("sent"))
+        }
+        other => Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("unknown tool: {other}"),
+        )),
+    }
+}
+
+fn next_request_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
