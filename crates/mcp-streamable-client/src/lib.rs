@@ -1,9 +1,113 @@
-//! The Streamable HTTP **client** transport for the Model Context Protocol.
+//! The Streamable HTTP **client** transport of the Model Context Protocol, on hyper.
 //!
-//! This crate is not written yet. It will hold a hyper-based client that implements the
-//! `mcp-transport` traits: one POST per message, JSON and SSE replies, the standalone GET stream,
-//! resumption with `Last-Event-ID`, reconnection with backoff, typed errors and session close.
-//! The wire behaviour it will promise is the `C` rows of the project's `SPEC.md`.
+//! A [`Client`] is the configuration for one MCP endpoint; connecting it
+//! ([`Transport::connect`](mcp_transport::Transport::connect)) gives a [`ClientConnection`] that
+//! implements the [`mcp_transport`] traits, so an MCP client written against them runs over
+//! HTTP unchanged.
 //!
-//! Until then it exports nothing.
+//! ```no_run
+//! use mcp_jsonrpc::{Message, Notification, Request, to_raw_value};
+//! use mcp_streamable_client::Client;
+//! use mcp_transport::{Connection, Sender, Transport};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let mut conn = Client::builder("http://127.0.0.1:8080/mcp").build()?.connect().await?;
+//! let sender = conn.sender();
+//!
+//! let params = to_raw_value(&serde_json::json!({
+//!     "protocolVersion": "2025-06-18",
+//!     "capabilities": {},
+//!     "clientInfo": {"name": "example", "version": "1.0.0"}
+//! }))?;
+//! sender.send(Request::new(1, "initialize", Some(params)).into()).await?;
+//! let Some(Message::Response(init)) = conn.recv().await? else { return Ok(()) };
+//! println!("session {:?} speaks {:?}", conn.session_id(), conn.protocol_version());
+//! # drop(init);
+//!
+//! sender.send(Notification::new("notifications/initialized", None).into()).await?;
+//! sender.send(Request::new(2, "tools/list", None).into()).await?;
+//! while let Some(message) = conn.recv().await? {
+//!     println!("{message:?}");
+//! #   break;
+//! }
+//! conn.close().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # What it does on the wire
+//!
+//! The rows C1-C10 of the project's `SPEC.md`:
+//!
+//! - **Sending (C1, C2).** Each message is its own POST with `Accept: application/json,
+//!   text/event-stream` and `Content-Type: application/json`. The session id from the answer to
+//!   `initialize` and the protocol version from its result are sent on every later request; the
+//!   messages sent while `initialize` is in flight wait for its answer. A send resolves when
+//!   the server accepted the message; replies, JSON (one message or an array) or SSE, come
+//!   through [`recv`](mcp_transport::Connection::recv).
+//! - **The standalone stream (C3).** Once `notifications/initialized` was accepted, a GET opens
+//!   the stream on which the server talks on its own ([`ClientBuilder::standalone_stream`]);
+//!   a 405 there means the server offers none.
+//! - **Resumption (C4, C5).** A stream lost before its response is resumed with GET and
+//!   `Last-Event-ID`, after the server's `retry` or the [`ReconnectPolicy`]'s backoff. Priming
+//!   events (empty data) are not messages. A stream that cannot be resumed answers its waiting
+//!   request with an error response of code [`LOST_RESPONSE_CODE`].
+//! - **Sessions (C6, C8).** A 404 for a known session is an error for which
+//!   [`Error::is_session_expired`] is true; [`ClientBuilder::reinitialize_on_expiry`] starts a
+//!   new session instead. Closing sends DELETE, bounded by [`ClientBuilder::close_timeout`].
+//! - **Errors (C7).** Failed answers carry their status and the start of their body
+//!   ([`Error::status`], [`Error::body`]); an SSE event or JSON body over
+//!   [`ClientBuilder::max_event_size`] is an error, never unbounded memory.
+//! - **Authorization (C9).** Headers per client ([`ClientBuilder::header`]) and an
+//!   [`AuthProvider`] asked before each request, and again after a 401.
+//! - **Old servers (C10).** When the first POST is answered 400, 404 or 405, the client falls
+//!   back to the 2024-11-05 HTTP+SSE transport ([`ClientBuilder::legacy_fallback`]).
+//!
+//! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`); `https` goes through
+//! rustls (the default `rustls` feature) and negotiates HTTP/2 by ALPN where the server
+//! offers it. The transport logs through `tracing` (a `mcp.request{method,id}` span per send,
+//! `debug` for disconnects and reconnections, `warn` for misbehaving servers) and never
+//! installs a subscriber.
+//!
+//! # Features
+//!
+//! - `rustls` (default): `https` through rustls with the ring provider, trusting the
+//!   platform's roots, or the webpki roots where the platform has none.
 #![deny(missing_docs, missing_debug_implementations)]
+
+mod auth;
+mod builder;
+mod connection;
+mod error;
+mod headers;
+mod legacy;
+mod reconnect;
+mod reply;
+mod request;
+mod send;
+mod session;
+mod stream;
+
+pub use auth::{AuthContext, AuthFuture, AuthProvider};
+pub use builder::{
+    Client, ClientBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_EVENT_SIZE,
+    DEFAULT_REQUEST_TIMEOUT,
+};
+pub use connection::{ClientConnection, ClientSender};
+pub use error::{BoxError, ERROR_BODY_PREFIX, Error};
+pub use reconnect::{
+    DEFAULT_FACTOR, DEFAULT_INITIAL_DELAY, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, ReconnectPolicy,
+};
+
+/// The JSON-RPC error code of the response the transport makes up for a request whose response
+/// cannot come: its stream ended and could not be resumed, the server refused the resumption,
+/// or the stream carried an oversized event (C5).
+///
+/// -32000 is the first code JSON-RPC leaves to implementations, and the one the reference MCP
+/// SDKs use for a closed connection. The message starts with `response lost: ` and says why.
+pub const LOST_RESPONSE_CODE: i64 = -32000;
+
+/// The README's example, run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,79 @@
+//! The authorization provider: a callback asked for the `Authorization` header of each request.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use http::HeaderValue;
+
+use crate::BoxError;
+
+/// The future an [`AuthProvider`] returns.
+pub type AuthFuture = Pin<Box<dyn Future<Output = Result<Option<HeaderValue>, BoxError>> + Send>>;
+
+/// What the transport tells an [`AuthProvider`] when it asks for a header value.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct AuthContext {
+    /// The value the server has just refused with 401, when this call is the retry after a
+    /// 401: the provider should refresh its token rather than return the same one.
+    pub refused: Option<HeaderValue>,
+    /// The `WWW-Authenticate` header of that 401 answer, if it had one.
+    pub challenge: Option<HeaderValue>,
+}
+
+impl AuthContext {
+    /// Whether the server refused the previous value (so a fresh one is wanted).
+    pub fn is_retry(&self) -> bool {
+        self.refused.is_some()
+    }
+}
+
+impl fmt::Debug for AuthContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A refused token is still a secret: show only that there was one.
+        f.debug_struct("AuthContext")
+            .field("refused", &self.refused.as_ref().map(|_| "<redacted>"))
+            .field("challenge", &self.challenge)
+            .finish()
+    }
+}
+
+/// Supplies the `Authorization` header, asked before every request the transport makes (C9).
+///
+/// Return `Ok(None)` to send the request without the header (or with the one set by
+/// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, the
+/// provider is asked once more with [`AuthContext::refused`] set, and the request is sent again
+/// if it returns a different value; a second 401 is the caller's error, with its status and
+/// body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
+///
+/// Closures taking an [`AuthContext`] and returning a future implement it:
+///
+/// ```
+/// use http::HeaderValue;
+/// use mcp_streamable_client::{AuthContext, BoxError, Client};
+///
+/// let client = Client::builder("https://mcp.example.com/mcp")
+///     .auth(|ctx: AuthContext| async move {
+///         // A real provider would refresh the token when `ctx.is_retry()`.
+///         let token = if ctx.is_retry() { "fresh" } else { "cached" };
+///         Ok::<_, BoxError>(Some(HeaderValue::from_str(&format!("Bearer {token}"))?))
+///     })
+///     .build()?;
+/// # drop(client);
+/// # Ok::<(), mcp_streamable_client::Error>(())
+/// ```
+pub trait AuthProvider: Send + Sync + 'static {
+    /// The `Authorization` value for the next request.
+    fn authorization(&self, context: AuthContext) -> AuthFuture;
+}
+
+impl<F, Fut> AuthProvider for F
+where
+    F: Fn(AuthContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Option<HeaderValue>, BoxError>> + Send + 'static,
+{
+    fn authorization(&self, context: AuthContext) -> AuthFuture {
+        Box::pin(self(context))
+    }
+}

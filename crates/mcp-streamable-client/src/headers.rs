@@ -1,0 +1,70 @@
+//! The header names and values of the transport, and reading a response's content type.
+
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+/// The session id the server assigns in its answer to `initialize`, sent back on every request.
+pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// The protocol version negotiated by `initialize`, sent on every later request (C1).
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// The SSE event id to resume a stream after (C4).
+pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// What a POST accepts: both reply formats (C1).
+pub(crate) const ACCEPT_POST: HeaderValue =
+    HeaderValue::from_static("application/json, text/event-stream");
+/// What a GET accepts.
+pub(crate) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+/// The body type of every POST.
+pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// The formats a reply body can come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `application/json`: one message or an array of them.
+    Json,
+    /// `text/event-stream`: messages as SSE events.
+    Sse,
+    /// Anything else, or no content type at all.
+    Other,
+}
+
+/// The format of a body from its `Content-Type`, ignoring parameters and letter case.
+pub(crate) fn format(headers: &HeaderMap) -> Format {
+    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return Format::Other;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Format::Json
+    } else if essence.eq_ignore_ascii_case("text/event-stream") {
+        Format::Sse
+    } else {
+        Format::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(ct: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+        h
+    }
+
+    #[test]
+    fn reads_the_media_type_without_parameters() {
+        assert_eq!(format(&with("application/json")), Format::Json);
+        assert_eq!(
+            format(&with("Application/JSON; charset=utf-8")),
+            Format::Json
+        );
+        assert_eq!(
+            format(&with("text/event-stream;charset=utf-8")),
+            Format::Sse
+        );
+        assert_eq!(format(&with("text/plain")), Format::Other);
+        assert_eq!(format(&HeaderMap::new()), Format::Other);
+    }
+}

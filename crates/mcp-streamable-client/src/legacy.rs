@@ -1,0 +1,308 @@
+//! The fallback to the 2024-11-05 HTTP+SSE transport (C10): GET opens an event stream whose
+//! `endpoint` event says where to POST; every reply comes on that stream.
+//!
+//! That transport has no resumption: when its stream ends, the connection is over. The waiting
+//! requests are answered with errors and `recv` ends.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use http::uri::PathAndQuery;
+use http::{Method, Uri};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use mcp_jsonrpc::{Id, Message};
+use mcp_sse::Scanner;
+
+use crate::connection::Inner;
+use crate::error::{Deadline, Error, Kind, LegacyFailure};
+use crate::headers::{self, ACCEPT_POST, ACCEPT_SSE, Format};
+use crate::request::Call;
+use crate::session::SessionHeaders;
+
+/// The event naming the URL to post to.
+const ENDPOINT_EVENT: &str = "endpoint";
+
+/// A connection speaking the 2024-11-05 transport.
+#[derive(Debug)]
+pub(crate) struct Legacy {
+    /// Where messages are posted, on the server's origin.
+    endpoint: Uri,
+    /// The requests whose responses have not come on the stream yet.
+    pending: Mutex<HashSet<Id>>,
+}
+
+impl Legacy {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<Id>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// POSTs `message` to the endpoint; its reply will come on the event stream.
+    pub(crate) async fn post(&self, inner: &Inner, message: &Message) -> Result<(), Error> {
+        let id = message.request_id().cloned();
+        if let Some(id) = &id {
+            self.pending().insert(id.clone());
+        }
+        let none = SessionHeaders::default();
+        let call = Call {
+            method: Method::POST,
+            uri: &self.endpoint,
+            accept: ACCEPT_POST,
+            session: &none,
+            last_event_id: None,
+            body: Some(Bytes::from(message.to_vec())),
+            timeout: inner.config().request_timeout,
+            deadline: Deadline::Request,
+        };
+        match inner.http.execute(&call).await {
+            // The body, if any ("Accepted"), says nothing: replies come on the stream.
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if let Some(id) = &id {
+                    self.pending().remove(id);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Opens the legacy event stream and waits for its `endpoint` event. If the server does not
+/// speak that transport either, the error of the first POST (`post_error`) is the one that
+/// says what went wrong.
+pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Arc<Legacy>, Error> {
+    tracing::debug!(error = %post_error, "trying the 2024-11-05 HTTP+SSE transport");
+    let config = inner.config();
+    let none = SessionHeaders::default();
+    let call = Call {
+        method: Method::GET,
+        uri: &config.url,
+        accept: ACCEPT_SSE,
+        session: &none,
+        last_event_id: None,
+        body: None,
+        timeout: config.request_timeout,
+        deadline: Deadline::Request,
+    };
+    let response = match inner.http.execute(&call).await {
+        Ok(response) if headers::format(response.headers()) == Format::Sse => response,
+        Ok(_) => {
+            tracing::debug!("legacy GET did not answer with an event stream");
+            return Err(post_error);
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "legacy GET failed");
+            return Err(post_error);
+        }
+    };
+    let mut body = response.into_body();
+    let mut scanner = Scanner::with_max_event_size(config.max_event_size);
+    let data = tokio::time::timeout(
+        config.request_timeout,
+        endpoint_event(&mut body, &mut scanner),
+    )
+    .await
+    .map_err(|_| Error::timeout(Deadline::Endpoint))??;
+    let endpoint = resolve(&config.url, &data)?;
+    tracing::debug!(%endpoint, "speaking the 2024-11-05 HTTP+SSE transport");
+    let legacy = Arc::new(Legacy {
+        endpoint,
+        pending: Mutex::default(),
+    });
+    tokio::spawn(read_stream(inner.clone(), legacy.clone(), body, scanner));
+    Ok(legacy)
+}
+
+/// Reads the stream up to the `endpoint` event, returning its data.
+async fn endpoint_event(body: &mut Incoming, scanner: &mut Scanner) -> Result<String, Error> {
+    loop {
+        while let Some(event) = scanner.next_event().map_err(|e| {
+            Error::new(Kind::TooLarge {
+                limit: scanner.max_event_size(),
+            })
+            .with(e)
+        })? {
+            if event.name.as_deref() == Some(ENDPOINT_EVENT) {
+                return Ok(event.data);
+            }
+            tracing::debug!("ignoring an event before the endpoint event");
+        }
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    scanner.feed(&data);
+                }
+            }
+            Some(Err(e)) => return Err(Error::new(Kind::Body).with(e)),
+            None => return Err(Error::new(Kind::Legacy(LegacyFailure::Missing))),
+        }
+    }
+}
+
+/// The endpoint named by `reference`, resolved against the server URL `base`. Only the
+/// server's own origin is accepted: an event stream must not send the client's messages (and
+/// credentials) elsewhere.
+pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, Error> {
+    let bad = || Error::new(Kind::Legacy(LegacyFailure::Invalid));
+    let reference = reference.trim();
+    if reference.is_empty() {
+        return Err(bad());
+    }
+    if reference.contains("://") || reference.starts_with("//") {
+        let absolute = if reference.starts_with("//") {
+            format!("{}:{reference}", base.scheme_str().unwrap_or("http"))
+        } else {
+            reference.to_owned()
+        };
+        let uri: Uri = absolute.parse().map_err(|e| bad().with(e))?;
+        if uri.scheme() != base.scheme() || uri.authority() != base.authority() {
+            return Err(Error::new(Kind::Legacy(LegacyFailure::Foreign)));
+        }
+        return Ok(uri);
+    }
+    let path = base.path();
+    let path_and_query = if reference.starts_with('/') {
+        reference.to_owned()
+    } else if reference.starts_with('?') {
+        format!("{path}{reference}")
+    } else {
+        let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        let dir = if dir.is_empty() { "/" } else { dir };
+        format!("{dir}{reference}")
+    };
+    let path_and_query: PathAndQuery = path_and_query.parse().map_err(|e| bad().with(e))?;
+    let mut parts = base.clone().into_parts();
+    parts.path_and_query = Some(path_and_query);
+    Uri::from_parts(parts).map_err(|e| bad().with(e))
+}
+
+/// Reads the legacy stream after its `endpoint` event: messages are delivered; when the stream
+/// ends, the waiting requests get errors and the connection closes.
+async fn read_stream(
+    inner: Arc<Inner>,
+    legacy: Arc<Legacy>,
+    mut body: Incoming,
+    mut scanner: Scanner,
+) {
+    let mut shutdown = inner.shutdown_signal();
+    let reason = 'stream: loop {
+        loop {
+            match scanner.next_event() {
+                Ok(None) => break,
+                Ok(Some(event)) => {
+                    if event.data.is_empty()
+                        || event.name.as_deref().is_some_and(|n| n != "message")
+                    {
+                        tracing::debug!(name = ?event.name, "ignoring an event that is not a message");
+                        continue;
+                    }
+                    if !deliver(&inner, &legacy, &event.data).await {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let limit = scanner.max_event_size();
+                    tracing::warn!(limit, "server sent an event larger than the limit");
+                    let error = Error::new(Kind::TooLarge { limit }).with(e);
+                    if !inner.deliver(Err(error.into())).await {
+                        return;
+                    }
+                    // The event cannot be attributed to a request, so none can be answered.
+                    break 'stream "the event stream carried an event larger than the limit";
+                }
+            }
+        }
+        let frame = tokio::select! {
+            biased;
+            _ = shutdown.wait_for(|closed| *closed) => return,
+            frame = body.frame() => frame,
+        };
+        match frame {
+            None => break "the HTTP+SSE event stream ended",
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "legacy event stream broken");
+                break "the HTTP+SSE event stream broke";
+            }
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    scanner.feed(&data);
+                }
+            }
+        }
+    };
+    tracing::debug!(reason, "legacy connection over");
+    let waiting: Vec<Id> = legacy.pending().drain().collect();
+    for id in waiting {
+        if !inner.answer_lost(id, reason).await {
+            return;
+        }
+    }
+    inner.terminate();
+}
+
+/// Delivers the messages of one event; false once nobody reads.
+async fn deliver(inner: &Inner, legacy: &Legacy, data: &str) -> bool {
+    match mcp_jsonrpc::parse(data.as_bytes()) {
+        Ok(body) => {
+            for msg in body.into_messages() {
+                if let Message::Response(response) = &msg
+                    && let Some(id) = response.id()
+                {
+                    legacy.pending().remove(id);
+                }
+                if !inner.deliver(Ok(msg)).await {
+                    return false;
+                }
+            }
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "server sent an event that is not JSON-RPC");
+            inner
+                .deliver(Err(Error::new(Kind::InvalidMessage).with(e).into()))
+                .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(base: &str, reference: &str) -> Result<String, Error> {
+        resolve(&base.parse().unwrap(), reference).map(|u| u.to_string())
+    }
+
+    #[test]
+    fn resolves_endpoints_against_the_server_url() {
+        let base = "http://127.0.0.1:8080/mcp/sse";
+        assert_eq!(
+            resolved(base, "/messages?sessionId=x").unwrap(),
+            "http://127.0.0.1:8080/messages?sessionId=x"
+        );
+        assert_eq!(
+            resolved(base, "messages?sessionId=x").unwrap(),
+            "http://127.0.0.1:8080/mcp/messages?sessionId=x"
+        );
+        assert_eq!(
+            resolved(base, "?s=1").unwrap(),
+            "http://127.0.0.1:8080/mcp/sse?s=1"
+        );
+        assert_eq!(
+            resolved(base, "http://127.0.0.1:8080/m").unwrap(),
+            "http://127.0.0.1:8080/m"
+        );
+        assert_eq!(resolved("http://h", "m").unwrap(), "http://h/m");
+    }
+
+    #[test]
+    fn refuses_other_origins_and_garbage() {
+        let base = "http://127.0.0.1:8080/sse";
+        assert!(resolved(base, "http://evil.example/m").is_err());
+        assert!(resolved(base, "https://127.0.0.1:8080/m").is_err());
+        assert!(resolved(base, "//evil.example/m").is_err());
+        assert!(resolved(base, "").is_err());
+        assert!(resolved(base, "/a b").is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! The answer to a POST: accepted (202), a JSON body, or an SSE stream (C2), and the tracking
+//! of the request it must answer.
+
+use std::sync::Arc;
+
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use mcp_jsonrpc::{Id, Message};
+use tokio::sync::oneshot;
+
+use crate::connection::Inner;
+use crate::error::{Error, Kind};
+use crate::headers::{self, Format};
+use crate::session::{SessionHeaders, protocol_version};
+use crate::stream::SseStream;
+
+/// The request a reply must answer, if any, and what to do when its response arrives.
+#[derive(Debug, Default)]
+pub(crate) struct Tracker {
+    /// The request still waiting for its response (a POST carries one message).
+    waiting: Option<Id>,
+    /// Set when the request is `initialize`: its result gives the protocol version.
+    init: Option<InitWatch>,
+}
+
+/// Watches for the result of `initialize`.
+#[derive(Debug)]
+struct InitWatch {
+    /// The transport sent this `initialize` itself (a new session, C6): its response is not
+    /// the application's.
+    internal: bool,
+    /// Told whether the result arrived (true) or an error did (false).
+    done: Option<oneshot::Sender<bool>>,
+}
+
+impl Tracker {
+    /// Tracks the response to `waiting`, if the message was a request.
+    pub(crate) fn new(waiting: Option<Id>) -> Tracker {
+        Tracker {
+            waiting,
+            init: None,
+        }
+    }
+
+    /// The request is `initialize`: adopt the protocol version of its result (C1). When
+    /// `internal`, the response is not delivered, and `done` hears how it went.
+    pub(crate) fn initialize(
+        mut self,
+        internal: bool,
+        done: Option<oneshot::Sender<bool>>,
+    ) -> Self {
+        self.init = Some(InitWatch { internal, done });
+        self
+    }
+
+    /// Whether nothing is waiting any more.
+    pub(crate) fn is_done(&self) -> bool {
+        self.waiting.is_none()
+    }
+
+    /// Notes a message received on the reply to a request sent in `session`; returns whether to
+    /// deliver it to the application.
+    pub(crate) fn observe(
+        &mut self,
+        inner: &Inner,
+        session: &SessionHeaders,
+        msg: &Message,
+    ) -> bool {
+        let Message::Response(response) = msg else {
+            return true;
+        };
+        if response.id().is_none() || response.id() != self.waiting.as_ref() {
+            return true;
+        }
+        self.waiting = None;
+        let Some(mut watch) = self.init.take() else {
+            return true;
+        };
+        let version = response.result().ok().and_then(protocol_version);
+        let ok = version.is_some();
+        if let Some(version) = version {
+            let mut current = inner.session();
+            // A reply from a session that has since been replaced says nothing of the new one.
+            if current.headers.id == session.id {
+                tracing::debug!(?version, "negotiated protocol version");
+                current.headers.version = Some(version);
+            }
+        }
+        if let Some(done) = watch.done.take() {
+            let _ = done.send(ok);
+        }
+        !watch.internal
+    }
+
+    /// The response will not come: answer the waiting request with an error response (C5).
+    /// Returns false once nobody reads the connection.
+    pub(crate) async fn give_up(&mut self, inner: &Inner, reason: &str) -> bool {
+        let Some(id) = self.waiting.take() else {
+            return true;
+        };
+        if self.init.take().is_some_and(|w| w.internal) {
+            // The new session did not start; the sender waiting on it hears it by `done`.
+            tracing::debug!(reason, "no answer to the new session's initialize");
+            return true;
+        }
+        inner.answer_lost(id, reason).await
+    }
+}
+
+/// Takes the answer to a POST sent in `session`: reads its body in a task of its own when it
+/// has one, so that the send resolves as soon as the server accepted the message.
+pub(crate) fn accept(
+    inner: &Arc<Inner>,
+    response: Response<Incoming>,
+    session: SessionHeaders,
+    tracker: Tracker,
+) -> Result<(), Error> {
+    if response.status() == StatusCode::ACCEPTED {
+        if !tracker.is_done() {
+            // S4 forbids it; a server that does it may answer on the standalone stream.
+            tracing::warn!("server answered a request with 202 Accepted");
+        }
+        return Ok(());
+    }
+    match headers::format(response.headers()) {
+        Format::Json => {
+            tokio::spawn(read_json(
+                inner.clone(),
+                session,
+                response.into_body(),
+                tracker,
+            ));
+        }
+        Format::Sse => {
+            let stream = SseStream::for_post(inner.clone(), session, tracker);
+            tokio::spawn(stream.run(Some(response.into_body())));
+        }
+        // A notification or response answered with some other success: nothing to read.
+        Format::Other if tracker.is_done() => {}
+        Format::Other => {
+            tracing::warn!(
+                content_type = ?response.headers().get(http::header::CONTENT_TYPE),
+                "server answered a request with neither JSON nor an event stream"
+            );
+            return Err(Error::new(Kind::ContentType));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a JSON reply: one message or an array of them, bounded in size and time.
+async fn read_json(
+    inner: Arc<Inner>,
+    session: SessionHeaders,
+    body: Incoming,
+    mut tracker: Tracker,
+) {
+    let limit = inner.config().max_event_size;
+    let timeout = inner.config().request_timeout;
+    let mut shutdown = inner.shutdown_signal();
+    let read = tokio::time::timeout(timeout, Limited::new(body, limit).collect());
+    let collected = tokio::select! {
+        biased;
+        _ = shutdown.wait_for(|closed| *closed) => return,
+        collected = read => collected,
+    };
+    let reason = match collected {
+        Err(_) => "the JSON reply did not arrive in time",
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            tracing::warn!(limit, "server sent a JSON reply larger than the limit");
+            let error = Error::new(Kind::TooLarge { limit }).with(e);
+            if !inner.deliver(Err(error.into())).await {
+                return;
+            }
+            "the JSON reply was larger than the limit"
+        }
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "reading a JSON reply failed");
+            "reading the JSON reply failed"
+        }
+        Ok(Ok(collected)) => {
+            let bytes = collected.to_bytes();
+            if bytes.iter().all(u8::is_ascii_whitespace) && tracker.is_done() {
+                return;
+            }
+            match mcp_jsonrpc::parse(&bytes) {
+                Ok(body) => {
+                    for msg in body.into_messages() {
+                        if tracker.observe(&inner, &session, &msg) && !inner.deliver(Ok(msg)).await
+                        {
+                            return;
+                        }
+                    }
+                    "the JSON reply did not hold the response"
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "server sent a JSON reply that is not JSON-RPC");
+                    let error = Error::new(Kind::InvalidMessage).with(e);
+                    if !inner.deliver(Err(error.into())).await {
+                        return;
+                    }
+                    "the JSON reply was not JSON-RPC"
+                }
+            }
+        }
+    };
+    tracker.give_up(&inner, reason).await;
+}

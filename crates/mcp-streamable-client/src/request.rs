@@ -1,0 +1,237 @@
+//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks.
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as PooledClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use crate::AuthContext;
+use crate::builder::Config;
+use crate::error::{Deadline, ERROR_BODY_PREFIX, Error, Kind};
+use crate::headers::{JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::session::SessionHeaders;
+
+#[cfg(feature = "rustls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "rustls"))]
+type Connector = HttpConnector;
+
+/// How long reading the body of an error answer may take at most, whatever is left of the
+/// request timeout: the body is a courtesy, the status is the answer.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a connection may sit idle before TCP keep-alive probes check that the server is
+/// still there: an SSE stream can be silent for long, and a server that vanished without closing
+/// (a crashed host, a dropped NAT entry) would otherwise hold its readers until the OS gives up.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
+/// The time between keep-alive probes, and how many unanswered probes end the connection:
+/// together with [`TCP_KEEPALIVE`], a vanished server is noticed in about a minute.
+const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const TCP_KEEPALIVE_RETRIES: u32 = 3;
+
+/// One request to make.
+#[derive(Debug)]
+pub(crate) struct Call<'a> {
+    pub(crate) method: Method,
+    pub(crate) uri: &'a Uri,
+    pub(crate) accept: HeaderValue,
+    pub(crate) session: &'a SessionHeaders,
+    pub(crate) last_event_id: Option<HeaderValue>,
+    /// A JSON body, for POST.
+    pub(crate) body: Option<Bytes>,
+    pub(crate) timeout: Duration,
+    pub(crate) deadline: Deadline,
+}
+
+/// The pooled HTTP client and the configuration it serves.
+pub(crate) struct Http {
+    client: PooledClient<Connector, Full<Bytes>>,
+    pub(crate) config: Config,
+}
+
+impl fmt::Debug for Http {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Http")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Http {
+    pub(crate) fn new(
+        config: Config,
+        #[cfg(feature = "rustls")] tls: Option<rustls::ClientConfig>,
+    ) -> Result<Http, Error> {
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.set_keepalive(Some(TCP_KEEPALIVE));
+        http.set_keepalive_interval(Some(TCP_KEEPALIVE_INTERVAL));
+        http.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
+        http.set_connect_timeout(Some(config.connect_timeout));
+        http.enforce_http(false);
+        #[cfg(feature = "rustls")]
+        let connector = {
+            let tls = match tls {
+                Some(tls) => tls,
+                None => tls::default_config(config.url.scheme_str() == Some("https"))?,
+            };
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls)
+                .https_or_http()
+                .enable_all_versions()
+                .wrap_connector(http)
+        };
+        #[cfg(not(feature = "rustls"))]
+        let connector = http;
+        let client = PooledClient::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .http2_only(config.http2_prior_knowledge)
+            .build(connector);
+        Ok(Http { client, config })
+    }
+
+    /// Makes the request: asks the auth provider for a header, retries once after a 401 with a
+    /// refreshed one, and turns a status other than a success into an error holding the status
+    /// and the start of the body (C7, C9).
+    pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
+        let mut auth = self.authorization(AuthContext::default()).await?;
+        let mut refreshed = false;
+        loop {
+            let request = self.request(call, auth.as_ref())?;
+            let response = tokio::time::timeout(call.timeout, self.client.request(request))
+                .await
+                .map_err(|_| Error::timeout(call.deadline))?
+                .map_err(|e| Error::new(Kind::Http).with(e))?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
+                refreshed = true;
+                let context = AuthContext {
+                    refused: auth.clone(),
+                    challenge: response.headers().get(WWW_AUTHENTICATE).cloned(),
+                };
+                let fresh = self.authorization(context).await?;
+                if fresh.is_some() && fresh != auth {
+                    tracing::debug!("server refused the authorization; retrying with a new one");
+                    auth = fresh;
+                    continue;
+                }
+            }
+            let expired = status == StatusCode::NOT_FOUND && call.session.id.is_some();
+            let body = error_body(response.into_body(), call.timeout.min(ERROR_BODY_TIMEOUT)).await;
+            return Err(Error::from_status(status, body, expired));
+        }
+    }
+
+    async fn authorization(&self, context: AuthContext) -> Result<Option<HeaderValue>, Error> {
+        match &self.config.auth {
+            None => Ok(None),
+            Some(provider) => provider
+                .authorization(context)
+                .await
+                .map_err(|e| Error::new(Kind::Auth).with(e)),
+        }
+    }
+
+    fn request(
+        &self,
+        call: &Call<'_>,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Request<Full<Bytes>>, Error> {
+        let mut request = Request::builder()
+            .method(call.method.clone())
+            .uri(call.uri.clone())
+            .body(Full::new(call.body.clone().unwrap_or_default()))
+            .map_err(|e| Error::new(Kind::Builder).with(e))?;
+        let headers = request.headers_mut();
+        headers.extend(self.config.headers.clone());
+        if let Some(auth) = auth {
+            headers.insert(AUTHORIZATION, auth.clone());
+        }
+        headers.insert(ACCEPT, call.accept.clone());
+        if call.body.is_some() {
+            headers.insert(CONTENT_TYPE, JSON);
+        }
+        if let Some(id) = &call.session.id {
+            headers.insert(MCP_SESSION_ID, id.clone());
+        }
+        if let Some(version) = &call.session.version {
+            headers.insert(MCP_PROTOCOL_VERSION, version.clone());
+        }
+        if let Some(last) = &call.last_event_id {
+            headers.insert(LAST_EVENT_ID, last.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// The start of an error answer's body, as text: at most [`ERROR_BODY_PREFIX`] bytes, read for at
+/// most `timeout`, cut at a character boundary.
+async fn error_body(mut body: Incoming, timeout: Duration) -> String {
+    let mut buf = Vec::new();
+    let read = async {
+        while buf.len() < ERROR_BODY_PREFIX {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        let room = ERROR_BODY_PREFIX - buf.len();
+                        buf.extend_from_slice(&data[..data.len().min(room)]);
+                    }
+                }
+                _ => break,
+            }
+        }
+    };
+    // A body that does not come in time leaves what was read so far.
+    let _ = tokio::time::timeout(timeout, read).await;
+    let text = match std::str::from_utf8(&buf) {
+        Ok(text) => text.to_owned(),
+        Err(e) if e.error_len().is_none() => {
+            String::from_utf8_lossy(&buf[..e.valid_up_to()]).into_owned()
+        }
+        Err(_) => String::from_utf8_lossy(&buf).into_owned(),
+    };
+    text.trim().to_owned()
+}
+
+#[cfg(feature = "rustls")]
+mod tls {
+    use std::sync::Arc;
+
+    use hyper_rustls::ConfigBuilderExt;
+
+    use crate::error::{Error, Kind};
+
+    /// The platform's roots, or the webpki roots where the platform has none. Roots are loaded
+    /// only for `https` URLs: a plain `http` client never uses them.
+    pub(super) fn default_config(https: bool) -> Result<rustls::ClientConfig, Error> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = || {
+            rustls::ClientConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .map_err(|e| Error::new(Kind::Builder).with(e))
+        };
+        if !https {
+            return Ok(builder()?
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth());
+        }
+        match builder()?.with_native_roots() {
+            Ok(native) => Ok(native.with_no_client_auth()),
+            Err(e) => {
+                tracing::debug!(error = %e, "no platform roots; trusting the webpki roots");
+                Ok(builder()?.with_webpki_roots().with_no_client_auth())
+            }
+        }
+    }
+}

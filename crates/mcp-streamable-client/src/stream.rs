@@ -1,0 +1,271 @@
+//! Reading one SSE stream, a POST's or the standalone GET's, and resuming it with GET and
+//! `Last-Event-ID` when its connection is lost (C3, C4, C5).
+
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use mcp_sse::{Event, Scanner};
+use tokio::sync::watch;
+
+use crate::connection::Inner;
+use crate::error::{Deadline, Error, Kind};
+use crate::headers::{self, ACCEPT_SSE, Format};
+use crate::reconnect::Budget;
+use crate::reply::Tracker;
+use crate::request::Call;
+use crate::session::SessionHeaders;
+
+/// One logical SSE stream, across the connections that carry it.
+#[derive(Debug)]
+pub(crate) struct SseStream {
+    inner: Arc<Inner>,
+    /// The standalone GET stream (C3), rather than a POST's.
+    standalone: bool,
+    /// The session the stream belongs to: resumption asks for it, not for a newer one.
+    session: SessionHeaders,
+    tracker: Tracker,
+    /// Carried from connection to connection, for the last event id and the server's `retry`.
+    scanner: Scanner,
+    budget: Budget,
+}
+
+/// How reading one connection of the stream ended.
+enum Read {
+    /// The connection ended, or broke; `true` if it made progress.
+    Ended(bool),
+    /// The connection is closed, or the stream is over: stop.
+    Stop,
+}
+
+impl SseStream {
+    /// The stream answering a POST, which must carry the response `tracker` waits for.
+    pub(crate) fn for_post(inner: Arc<Inner>, session: SessionHeaders, tracker: Tracker) -> Self {
+        SseStream::new(inner, false, session, tracker)
+    }
+
+    /// The standalone GET stream of `session`.
+    pub(crate) fn standalone(inner: Arc<Inner>, session: SessionHeaders) -> Self {
+        SseStream::new(inner, true, session, Tracker::default())
+    }
+
+    fn new(inner: Arc<Inner>, standalone: bool, session: SessionHeaders, tracker: Tracker) -> Self {
+        let scanner = Scanner::with_max_event_size(inner.config().max_event_size);
+        let budget = Budget::new(&inner.config().reconnect);
+        SseStream {
+            inner,
+            standalone,
+            session,
+            tracker,
+            scanner,
+            budget,
+        }
+    }
+
+    /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
+    /// stream), reconnecting until it is over.
+    pub(crate) async fn run(mut self, first: Option<Incoming>) {
+        let mut shutdown = self.inner.shutdown_signal();
+        let mut connected_before = first.is_some();
+        let mut body = first;
+        loop {
+            if let Some(connection) = body.take() {
+                match self.read(connection, &mut shutdown).await {
+                    Read::Stop => return,
+                    Read::Ended(progress) => {
+                        if progress {
+                            self.budget.refill();
+                        }
+                    }
+                }
+            }
+            if !self.standalone && self.tracker.is_done() {
+                return;
+            }
+            let last = self.scanner.last_event_id();
+            if !self.standalone && last.is_empty() {
+                let reason =
+                    "the stream ended before the response, without an event id to resume from";
+                self.give_up(reason).await;
+                return;
+            }
+            let last_event_id = match (!last.is_empty()).then(|| HeaderValue::from_str(last)) {
+                None => None,
+                Some(Ok(value)) => Some(value),
+                Some(Err(_)) => {
+                    self.give_up("the stream's event id cannot be sent back")
+                        .await;
+                    return;
+                }
+            };
+            if connected_before {
+                let Some(attempt) = self.budget.take() else {
+                    let reason = format!(
+                        "the stream could not be resumed in {} attempts",
+                        self.budget.max()
+                    );
+                    self.give_up(&reason).await;
+                    return;
+                };
+                let policy = &self.inner.config().reconnect;
+                // The server's `retry` is a wish a 2025-11-25 client must honour (C4).
+                let delay = self
+                    .scanner
+                    .retry()
+                    .unwrap_or_else(|| policy.delay(attempt));
+                tracing::debug!(
+                    ?delay,
+                    attempt,
+                    standalone = self.standalone,
+                    "reconnecting"
+                );
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait_for(|closed| *closed) => return,
+                    () = tokio::time::sleep(delay) => {}
+                }
+            }
+            connected_before = true;
+            let response = tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|closed| *closed) => return,
+                response = self.get(last_event_id) => response,
+            };
+            match response {
+                Ok(response) if headers::format(response.headers()) == Format::Sse => {
+                    self.scanner.finish();
+                    body = Some(response.into_body());
+                }
+                Ok(_) => {
+                    tracing::warn!("server answered an SSE GET without an event stream");
+                    self.give_up("the server answered the resumption without an event stream")
+                        .await;
+                    return;
+                }
+                Err(e) if e.is_transient() => {
+                    tracing::debug!(error = %e, "reconnection failed");
+                }
+                Err(e) if self.standalone && e.status() == Some(StatusCode::METHOD_NOT_ALLOWED) => {
+                    // The server offers no standalone stream: normal, not an error (C3).
+                    tracing::debug!("server offers no standalone stream");
+                    return;
+                }
+                Err(e) => {
+                    let reason = format!("the server refused to resume the stream ({e})");
+                    self.give_up(&reason).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    async fn get(
+        &self,
+        last_event_id: Option<HeaderValue>,
+    ) -> Result<http::Response<Incoming>, Error> {
+        let config = self.inner.config();
+        let call = Call {
+            method: Method::GET,
+            uri: &config.url,
+            accept: ACCEPT_SSE,
+            session: &self.session,
+            last_event_id,
+            body: None,
+            timeout: config.request_timeout,
+            deadline: Deadline::Request,
+        };
+        self.inner.http.execute(&call).await
+    }
+
+    /// The stream is over without the response: answer the waiting request with an error.
+    async fn give_up(&mut self, reason: &str) {
+        if self.standalone {
+            tracing::debug!(reason, "standalone stream given up");
+        }
+        self.tracker.give_up(&self.inner, reason).await;
+    }
+
+    /// Reads one connection of the stream to its end.
+    async fn read(&mut self, mut body: Incoming, shutdown: &mut watch::Receiver<bool>) -> Read {
+        let id_before = self.scanner.last_event_id().to_owned();
+        let mut delivered = false;
+        loop {
+            let frame = tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
+                frame = body.frame() => frame,
+            };
+            let data = match frame {
+                None => break,
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, standalone = self.standalone, "event stream broken");
+                    break;
+                }
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => data,
+                    Err(_) => continue,
+                },
+            };
+            self.scanner.feed(&data);
+            loop {
+                match self.scanner.next_event() {
+                    Ok(None) => break,
+                    Ok(Some(event)) => match self.on_event(event).await {
+                        Some(any) => delivered |= any,
+                        None => return Read::Stop,
+                    },
+                    Err(e) => {
+                        let limit = self.scanner.max_event_size();
+                        tracing::warn!(limit, "server sent an event larger than the limit");
+                        let error = Error::new(Kind::TooLarge { limit }).with(e);
+                        if !self.inner.deliver(Err(error.into())).await {
+                            return Read::Stop;
+                        }
+                        if !self.standalone {
+                            // The response may have been that event: it cannot come now, and
+                            // resuming would replay it.
+                            let reason = format!(
+                                "the stream carried an event larger than the limit of {limit} bytes"
+                            );
+                            self.give_up(&reason).await;
+                            return Read::Stop;
+                        }
+                    }
+                }
+            }
+        }
+        self.scanner.finish();
+        tracing::debug!(standalone = self.standalone, "event stream ended");
+        Read::Ended(delivered || self.scanner.last_event_id() != id_before)
+    }
+
+    /// Handles one event: `Some(true)` if it held messages, `None` once nobody reads.
+    async fn on_event(&mut self, event: Event) -> Option<bool> {
+        if event.data.is_empty() {
+            // A priming event: its id and retry are the scanner's business, not a message.
+            return Some(false);
+        }
+        if let Some(name) = event.name.as_deref().filter(|n| *n != "message") {
+            tracing::debug!(name, "ignoring an event that is not a message");
+            return Some(false);
+        }
+        match mcp_jsonrpc::parse(event.data.as_bytes()) {
+            Ok(body) => {
+                for msg in body.into_messages() {
+                    if self.tracker.observe(&self.inner, &self.session, &msg)
+                        && !self.inner.deliver(Ok(msg)).await
+                    {
+                        return None;
+                    }
+                }
+                Some(true)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "server sent an event that is not JSON-RPC");
+                let error = Error::new(Kind::InvalidMessage).with(e);
+                self.inner.deliver(Err(error.into())).await.then_some(false)
+            }
+        }
+    }
+}
