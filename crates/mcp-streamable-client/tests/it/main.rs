@@ -4,6 +4,7 @@
 mod errors;
 mod fake;
 mod legacy;
+mod our_server;
 mod sending;
 mod session;
 mod streams;
