@@ -1,0 +1,243 @@
+//! Run [rmcp](https://docs.rs/rmcp) services and clients over this project's transports.
+//!
+//! rmcp, the official Rust MCP SDK, has the protocol layer (tools, resources, prompts,
+//! sampling, elicitation) that the transport crates of this project deliberately leave out.
+//! [`RmcpTransport`] wraps any [`mcp_transport::Connection`] (a Streamable HTTP server
+//! session, the Streamable HTTP client, stdio, an in-memory pair) as an
+//! `rmcp::transport::Transport`, so an rmcp `ServerHandler` or client runs over it unchanged.
+//!
+//! Serving an rmcp handler, one service per session, with the Streamable HTTP server:
+//!
+//! ```no_run
+//! use mcp_streamable_server::{Config, StreamableHttpService};
+//! use rmcp::{ServerHandler, ServiceExt};
+//!
+//! #[derive(Clone, Default)]
+//! struct MyHandler;
+//! impl ServerHandler for MyHandler {}
+//!
+//! let service = StreamableHttpService::new(Config::default(), |conn, _parts| async move {
+//!     let running = MyHandler.serve(mcp_rmcp::server(conn)).await;
+//!     if let Ok(running) = running {
+//!         let _ = running.waiting().await;
+//!     }
+//! });
+//! # let _ = service;
+//! ```
+//!
+//! # Routing
+//!
+//! A server's messages are related to the request they serve, so that a Streamable HTTP server
+//! delivers them on that request's stream ([`mcp_transport::Outgoing::related_to`]), with the
+//! rules rmcp's own server uses:
+//!
+//! - a response, by its id;
+//! - a progress notification, by its progress token, to the request that carried the token in
+//!   `_meta.progressToken`;
+//! - a cancellation, to the request it cancels;
+//! - a request to the peer made from inside a request handler, to that request (rmcp marks it
+//!   with `OriginatingRequestId`);
+//! - anything else goes unrelated (the standalone stream).
+//!
+//! Messages cross between the two libraries' types through their JSON encoding: the adapter
+//! costs one encode and one parse per message, paid only by those who use rmcp.
+#![deny(missing_docs, missing_debug_implementations)]
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+
+use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Response, code};
+use mcp_transport::{Connection, Error, ErrorKind, Outgoing, Sender};
+use rmcp::model::{GetExtensions, JsonRpcMessage};
+use rmcp::service::{
+    OriginatingRequestId, RoleClient, RoleServer, RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// An rmcp transport over a [`Connection`] of this project.
+pub struct RmcpTransport<C: Connection, R> {
+    connection: C,
+    sender: C::Sender,
+    /// The progress token of each request in flight that gave one, and back.
+    tokens: HashMap<String, Id>,
+    token_of: HashMap<Id, String>,
+    role: PhantomData<fn() -> R>,
+}
+
+/// An rmcp transport for the server side of `connection`.
+pub fn server<C: Connection>(connection: C) -> RmcpTransport<C, RoleServer> {
+    RmcpTransport::new(connection)
+}
+
+/// An rmcp transport for the client side of `connection`.
+pub fn client<C: Connection>(connection: C) -> RmcpTransport<C, RoleClient> {
+    RmcpTransport::new(connection)
+}
+
+impl<C: Connection, R> RmcpTransport<C, R> {
+    /// Wraps `connection`.
+    pub fn new(connection: C) -> Self {
+        let sender = connection.sender();
+        RmcpTransport {
+            connection,
+            sender,
+            tokens: HashMap::new(),
+            token_of: HashMap::new(),
+            role: PhantomData,
+        }
+    }
+
+    /// The wrapped connection.
+    pub fn connection(&self) -> &C {
+        &self.connection
+    }
+
+    /// Remembers the progress token of an incoming request.
+    fn note_incoming(&mut self, message: &Message) {
+        let Message::Request(request) = message else {
+            return;
+        };
+        let Some(params) = &request.params else {
+            return;
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(params.get()) else {
+            return;
+        };
+        if let Some(token) = value.get("_meta").and_then(|m| m.get("progressToken")) {
+            let token = token.to_string();
+            self.tokens.insert(token.clone(), request.id.clone());
+            self.token_of.insert(request.id.clone(), token);
+        }
+    }
+
+    /// The request an outgoing message serves, by rmcp's rules (see the crate docs).
+    fn relate(&mut self, message: &Message, originating: Option<Id>) -> Option<Id> {
+        match message {
+            Message::Response(response) => {
+                if let Some(id) = response.id()
+                    && let Some(token) = self.token_of.remove(id)
+                {
+                    self.tokens.remove(&token);
+                }
+                None
+            }
+            Message::Request(_) => originating,
+            Message::Notification(n) => {
+                let params: serde_json::Value = n.parse_params().ok()?;
+                match n.method.as_str() {
+                    "notifications/progress" => self
+                        .tokens
+                        .get(&params.get("progressToken")?.to_string())
+                        .cloned(),
+                    "notifications/cancelled" => {
+                        serde_json::from_value(params.get("requestId")?.clone()).ok()
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+impl<C: Connection, R> fmt::Debug for RmcpTransport<C, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RmcpTransport")
+            .field("progress_tokens", &self.tokens.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// rmcp's message type to ours, through JSON.
+fn to_ours<T: Serialize>(message: &T) -> Result<Message, Error> {
+    let bytes =
+        serde_json::to_vec(message).map_err(|e| Error::new(ErrorKind::InvalidMessage, e))?;
+    match mcp_jsonrpc::parse(&bytes) {
+        Ok(Body::Single(message)) => Ok(message),
+        Ok(Body::Batch(_)) => Err(Error::new(
+            ErrorKind::InvalidMessage,
+            "rmcp produced a batch",
+        )),
+        Err(e) => Err(Error::new(ErrorKind::InvalidMessage, e)),
+    }
+}
+
+/// The `OriginatingRequestId` rmcp puts on requests sent from inside a request handler.
+fn originating<Req: GetExtensions, Resp, Not>(
+    message: &JsonRpcMessage<Req, Resp, Not>,
+) -> Option<Id> {
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    let OriginatingRequestId(id) = request.request.extensions().get::<OriginatingRequestId>()?;
+    serde_json::to_value(id)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+impl<C, R> rmcp::transport::Transport<R> for RmcpTransport<C, R>
+where
+    C: Connection,
+    R: ServiceRole,
+    R::Req: GetExtensions,
+    TxJsonRpcMessage<R>: Serialize,
+    RxJsonRpcMessage<R>: DeserializeOwned,
+{
+    type Error = Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<R>,
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'static {
+        let converted = to_ours(&item).map(|message| {
+            let related = self.relate(&message, originating(&item));
+            let mut out = Outgoing::new(message);
+            out.related = related;
+            out
+        });
+        let sender = self.sender.clone();
+        async move { sender.send(converted?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
+        {
+            loop {
+                let message = match self.connection.recv().await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => return None,
+                    Err(err) if err.is_recoverable() => {
+                        tracing::warn!(error = %err, "skipped a message the transport could not read");
+                        continue;
+                    }
+                    Err(err) => {
+                        tracing::debug!(error = %err, "connection failed");
+                        return None;
+                    }
+                };
+                self.note_incoming(&message);
+                match serde_json::from_slice::<RxJsonRpcMessage<R>>(&message.to_vec()) {
+                    Ok(converted) => return Some(converted),
+                    Err(err) => {
+                        tracing::warn!(error = %err, "rmcp does not accept a message");
+                        // A request rmcp cannot read must still be answered, or its caller
+                        // would wait forever.
+                        if let Message::Request(request) = message {
+                            let error = ErrorObject::new(
+                                code::INVALID_PARAMS,
+                                format!("invalid request: {err}"),
+                            );
+                            let answer = Response::error(Some(request.id), error);
+                            let _ = self.sender.send(answer.into()).await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Error>> + Send {
+        self.connection.close()
+    }
+}

@@ -1,0 +1,157 @@
+//! Integration tests of `mcp-rmcp`: rmcp services over this project's transports.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use mcp_jsonrpc::{Body, Message};
+use mcp_streamable_server::{Config, StreamableHttpService};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// An rmcp server with two tools: `echo`, and `progress`, which reports three steps.
+#[derive(Clone, Default)]
+struct Tools;
+
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::default();
+        info.capabilities = ServerCapabilities::builder().enable_tools().build();
+        info
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "progress"
+            && let Some(token) = context.meta.get_progress_token()
+        {
+            for step in 1..=3 {
+                let param = ProgressNotificationParam::new(token.clone(), f64::from(step));
+                context
+                    .peer
+                    .notify_progress(param)
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            }
+        }
+        let text = request
+            .arguments
+            .and_then(|a| a.get("text").cloned())
+            .and_then(|t| t.as_str().map(str::to_owned));
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            text.unwrap_or_else(|| "done".into()),
+        )])
+        .into())
+    }
+}
+
+fn post(session: Option<&str>, body: Value) -> http::Request<Full<Bytes>> {
+    let mut b = http::Request::post("http://localhost/mcp")
+        .header("host", "localhost")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    if let Some(id) = session {
+        b = b.header("mcp-session-id", id);
+    }
+    b.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+/// The messages of an SSE response, until it ends.
+async fn messages(response: http::Response<mcp_streamable_server::ResponseBody>) -> Vec<Message> {
+    let bytes = tokio::time::timeout(Duration::from_secs(10), response.into_body().collect())
+        .await
+        .expect("the stream ends within 10 s")
+        .unwrap()
+        .to_bytes();
+    let mut scanner = mcp_sse::Scanner::new();
+    scanner.feed(&bytes);
+    let mut out = Vec::new();
+    while let Some(event) = scanner.next_event().unwrap() {
+        if let Ok(Body::Single(m)) = mcp_jsonrpc::parse(event.data.as_bytes()) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
+    let service = StreamableHttpService::new(Config::default(), |conn, _parts| async move {
+        if let Ok(running) = Tools.serve(mcp_rmcp::server(conn)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let response = service.handle(post(None, init)).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let init = messages(response).await;
+    assert!(
+        matches!(&init[..], [Message::Response(r)] if !r.is_error()),
+        "{init:?}"
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        service
+            .handle(post(Some(&session), initialized))
+            .await
+            .status(),
+        202
+    );
+
+    // The progress notifications travel on the tool call's own stream, before its result.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "progress", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let got = messages(service.handle(post(Some(&session), call)).await).await;
+    let methods: Vec<Option<&str>> = got.iter().map(Message::method).collect();
+    assert_eq!(
+        methods,
+        [
+            Some("notifications/progress"),
+            Some("notifications/progress"),
+            Some("notifications/progress"),
+            None
+        ],
+        "{got:?}"
+    );
+    assert!(matches!(&got[3], Message::Response(r) if !r.is_error()));
+
+    // A request rmcp cannot read is answered, not left hanging.
+    let bad = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});
+    let got = messages(service.handle(post(Some(&session), bad)).await).await;
+    assert!(
+        matches!(&got[..], [Message::Response(r)] if r.is_error()),
+        "{got:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_rmcp_client_and_server_talk_over_an_in_memory_pair() {
+    let (client_end, server_end) = mcp_transport::memory::pair();
+    let server = tokio::spawn(async move {
+        let running = Tools.serve(mcp_rmcp::server(server_end)).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(mcp_rmcp::client(client_end)).await.unwrap();
+    let mut params = CallToolRequestParams::new("echo");
+    params.arguments = json!({"text": "over memory"}).as_object().cloned();
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap()[0]["text"],
+        "over memory"
+    );
+    client.cancel().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .unwrap()
+        .unwrap();
+}
