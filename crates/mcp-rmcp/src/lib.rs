@@ -202,35 +202,33 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        {
-            loop {
-                let message = match self.connection.recv().await {
-                    Ok(Some(message)) => message,
-                    Ok(None) => return None,
-                    Err(err) if err.is_recoverable() => {
-                        tracing::warn!(error = %err, "skipped a message the transport could not read");
-                        continue;
-                    }
-                    Err(err) => {
-                        tracing::debug!(error = %err, "connection failed");
-                        return None;
-                    }
-                };
-                self.note_incoming(&message);
-                match serde_json::from_slice::<RxJsonRpcMessage<R>>(&message.to_vec()) {
-                    Ok(converted) => return Some(converted),
-                    Err(err) => {
-                        tracing::warn!(error = %err, "rmcp does not accept a message");
-                        // A request rmcp cannot read must still be answered, or its caller
-                        // would wait forever.
-                        if let Message::Request(request) = message {
-                            let error = ErrorObject::new(
-                                code::INVALID_PARAMS,
-                                format!("invalid request: {err}"),
-                            );
-                            let answer = Response::error(Some(request.id), error);
-                            let _ = self.sender.send(answer.into()).await;
-                        }
+        loop {
+            let message = match self.connection.recv().await {
+                Ok(Some(message)) => message,
+                Ok(None) => return None,
+                Err(err) if err.is_recoverable() => {
+                    tracing::warn!(error = %err, "skipped a message the transport could not read");
+                    continue;
+                }
+                Err(err) => {
+                    tracing::debug!(error = %err, "connection failed");
+                    return None;
+                }
+            };
+            self.note_incoming(&message);
+            match serde_json::from_slice::<RxJsonRpcMessage<R>>(&message.to_vec()) {
+                Ok(converted) => return Some(converted),
+                Err(err) => {
+                    tracing::warn!(error = %err, "rmcp does not accept a message");
+                    // A request rmcp cannot read must still be answered, or its caller
+                    // would wait forever.
+                    if let Message::Request(request) = message {
+                        let error = ErrorObject::new(
+                            code::INVALID_PARAMS,
+                            format!("invalid request: {err}"),
+                        );
+                        let answer = Response::error(Some(request.id), error);
+                        let _ = self.sender.send(answer.into()).await;
                     }
                 }
             }
