@@ -11,13 +11,14 @@ type Step = (&'static str, fn() -> Result<()>);
 
 /// The steps, in the order they run.
 ///
-/// To add a step (`interop`, `conformance`), write its `fn` below and add one line here; the
+/// To add a step (`conformance`), write its `fn` below and add one line here; the
 /// header, timing, `--skip` and the summary come with it.
 const STEPS: &[Step] = &[
     ("fmt", fmt),
     ("clippy", clippy),
     ("test", test),
     ("doc", doc),
+    ("interop", interop),
 ];
 
 fn fmt() -> Result<()> {
@@ -49,6 +50,11 @@ fn doc() -> Result<()> {
     );
     command.env(name, value);
     cmd::run(&mut command)
+}
+
+/// Our server against the official SDKs' clients (`cargo xtask interop`, every pair).
+fn interop() -> Result<()> {
+    crate::interop::run(&crate::interop::Options::default())
 }
 
 /// The rustdoc flags the caller set, with `-D warnings` appended. Cargo reads
@@ -165,7 +171,7 @@ mod tests {
         let error = Options::parse(&args("--skip lint")).unwrap_err();
         assert_eq!(
             error.message,
-            "no ci step 'lint' (steps: fmt, clippy, test, doc)"
+            "no ci step 'lint' (steps: fmt, clippy, test, doc, interop)"
         );
         assert!(Options::parse(&args("--skip")).is_err());
         assert!(Options::parse(&args("--fast")).is_err());

@@ -31,6 +31,19 @@ pub(crate) fn run(command: &mut Command) -> Result<()> {
     }
 }
 
+/// Runs `command` quietly and returns its stdout; if it fails, the error holds its stderr.
+pub(crate) fn output(command: &mut Command) -> Result<String> {
+    let line = display(command);
+    let output = command
+        .output()
+        .with_context(|| format!("could not run `{line}`"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        bail!("`{line}` failed ({}): {}", output.status, stderr.trim());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
 /// The command as a shell would show it: `NAME=value program args...`.
 fn display(command: &Command) -> String {
     let mut words = Vec::new();
@@ -87,6 +100,13 @@ mod tests {
             command
         };
         run(&mut quiet(&["--version"])).unwrap();
+        assert!(
+            output(&mut cargo(&["--version"]))
+                .unwrap()
+                .starts_with("cargo ")
+        );
+        let error = output(&mut cargo(&["xtask-no-such-subcommand"])).unwrap_err();
+        assert!(error.to_string().contains("no such command"), "{error}");
         let error = run(&mut quiet(&["xtask-no-such-subcommand"])).unwrap_err();
         assert_eq!(error.to_string(), "exit status 101");
     }

@@ -2,9 +2,14 @@
 //! scripts (the rust-analyzer `xtask` pattern). Run it through the cargo alias:
 //!
 //! - `cargo xtask ci [--skip STEP]...`: the checks CI runs, in order, stopping at the first
-//!   failure: `fmt`, `clippy`, `test`, `doc`. `.ci/run` and the GitHub workflow call this.
+//!   failure: `fmt`, `clippy`, `test`, `doc`, `interop`. `.ci/run` and the GitHub workflow call
+//!   this.
 //! - `cargo xtask bench [--] [CRITERION_ARGS...]`: the criterion benchmarks of `benches/`
 //!   (`--load`, the load benchmark, is refused until it exists).
+//! - `cargo xtask interop [--list] [FILTER]...`: our server against the official TypeScript and
+//!   Python SDK clients (`interop/`), each pair a real server process and a real client process.
+//!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
+//!   and builds the echo server; it ends with `N passed, N failed`.
 //! - `cargo xtask help`: the usage text.
 //!
 //! `cargo test -p xtask` also runs the tidy tests (`src/tidy.rs`), which keep the source tree
@@ -13,6 +18,7 @@
 mod bench;
 mod ci;
 mod cmd;
+mod interop;
 #[cfg(test)]
 mod tidy;
 
@@ -26,10 +32,14 @@ usage: cargo xtask <command> [options]
 
 commands:
   ci [--skip STEP]...         run the CI checks in order, stopping at the first failure
-                              (steps: fmt, clippy, test, doc)
+                              (steps: fmt, clippy, test, doc, interop)
   bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
                               passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
   bench --load                the load benchmark (not implemented yet)
+  interop [FILTER]...         run our server against the TypeScript and Python SDK clients,
+                              installing the pinned SDKs under .tools/ first; FILTERs pick the
+                              pairs whose names contain one, e.g. `cargo xtask interop py-client`
+  interop --list              list the pairs
   help                        print this text";
 
 /// What the command line asked for.
@@ -38,6 +48,7 @@ enum Command {
     Help,
     Ci(ci::Options),
     Bench(bench::Options),
+    Interop(interop::Options),
 }
 
 /// A command line xtask does not accept; it exits with status 2.
@@ -77,6 +88,7 @@ fn main() -> ExitCode {
         }
         Command::Ci(options) => ci::run(&options),
         Command::Bench(options) => bench::run(&options),
+        Command::Interop(options) => interop::run(&options),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -95,6 +107,7 @@ fn parse(args: &[String]) -> Result<Command, UsageError> {
         "help" | "-h" | "--help" => Ok(Command::Help),
         "ci" => ci::Options::parse(rest).map(Command::Ci),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
+        "interop" => interop::Options::parse(rest).map(Command::Interop),
         other => Err(UsageError::new(format!("unknown command '{other}'"))),
     }
 }

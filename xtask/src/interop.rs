@@ -1,0 +1,524 @@
+//! `cargo xtask interop`: our server (and, once it exists, our client) against the official
+//! TypeScript and Python SDKs. Each pair is a real server process and a real client process:
+//! the server prints its address, the client script runs one scenario against it and prints
+//! `ok: ...` or `FAIL (step): reason`. `interop/README.md` says what each scenario checks.
+
+mod peer;
+mod tools;
+
+use std::{
+    fmt, fs,
+    path::PathBuf,
+    process::{Command, Stdio},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{UsageError, cmd};
+use peer::{Ended, Server};
+
+/// One side of a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    /// This repository: `examples/echo_server.rs` as a server; as a client, a program over
+    /// `mcp-streamable-client` that is not written yet.
+    Ours,
+    /// The TypeScript SDK: `interop/ts/client.mjs`, `interop/ts/server.mjs`.
+    Ts,
+    /// The Python SDK: `interop/py/client.py`, `interop/py/server.py`.
+    Py,
+}
+
+use Peer::{Ours, Py, Ts};
+
+/// A client against a server, running one scenario.
+#[derive(Debug)]
+struct Pair {
+    client: Peer,
+    server: Peer,
+    /// The server's flags: echo_server's `--json-response` or `--stateless`, server.mjs's
+    /// `--event-store`...
+    flags: &'static [&'static str],
+    /// The client's scenario argument.
+    scenario: &'static str,
+}
+
+const fn pair(
+    client: Peer,
+    server: Peer,
+    flags: &'static [&'static str],
+    scenario: &'static str,
+) -> Pair {
+    Pair {
+        client,
+        server,
+        flags,
+        scenario,
+    }
+}
+
+/// The pairs, in the order they run. A pair is one line: our client against the TypeScript
+/// server will be `pair(Ours, Ts, &["--event-store"], "full")`, once `Peers::client` knows how
+/// to start our client.
+const PAIRS: &[Pair] = &[
+    pair(Ts, Ours, &[], "full"),
+    pair(Py, Ours, &[], "full"),
+    pair(Ts, Ours, &[], "resume"),
+    pair(Ts, Ours, &["--json-response"], "json"),
+    pair(Py, Ours, &["--json-response"], "json"),
+    pair(Ts, Ours, &["--stateless"], "stateless"),
+    pair(Py, Ours, &["--stateless"], "stateless"),
+];
+
+impl fmt::Display for Pair {
+    /// `ts-client -> echo_server --json-response (json)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let client = match self.client {
+            Ours => "our-client",
+            Ts => "ts-client",
+            Py => "py-client",
+        };
+        let server = match self.server {
+            Ours => "echo_server",
+            Ts => "ts-server",
+            Py => "py-server",
+        };
+        write!(f, "{client} -> {server}")?;
+        for flag in self.flags {
+            write!(f, " {flag}")?;
+        }
+        write!(f, " ({})", self.scenario)
+    }
+}
+
+impl Pair {
+    /// The pair's directory name for its logs: `ts-client-echo_server-json-response-json`.
+    fn slug(&self) -> String {
+        let name = self.to_string();
+        let words: Vec<&str> = name
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| !word.is_empty())
+            .collect();
+        words.join("-")
+    }
+}
+
+/// The options of `cargo xtask interop`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Options {
+    /// Run only the pairs whose names contain one of these (`py-client`, `json`).
+    filters: Vec<String>,
+    /// Print the pairs instead of running them.
+    list: bool,
+}
+
+impl Options {
+    pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
+        let mut options = Options::default();
+        for arg in args {
+            match arg.as_str() {
+                "--list" => options.list = true,
+                _ if arg.starts_with('-') => {
+                    return Err(UsageError::new(format!(
+                        "unknown option '{arg}' for interop"
+                    )));
+                }
+                _ => options.filters.push(arg.clone()),
+            }
+        }
+        if !options.filters.is_empty() && options.selected().is_empty() {
+            let filters = options.filters.join("', '");
+            return Err(UsageError {
+                message: format!(
+                    "no interop pair matches '{filters}' (see `cargo xtask interop --list`)"
+                ),
+                show_usage: false,
+            });
+        }
+        Ok(options)
+    }
+
+    fn selected(&self) -> Vec<&'static Pair> {
+        PAIRS
+            .iter()
+            .filter(|pair| {
+                let name = pair.to_string();
+                self.filters.is_empty() || self.filters.iter().any(|f| name.contains(f.as_str()))
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn run(options: &Options) -> Result<()> {
+    let pairs = options.selected();
+    if options.list {
+        for pair in pairs {
+            println!("{pair}");
+        }
+        return Ok(());
+    }
+    eprintln!("xtask: interop with {}", tools::sdk_versions());
+    let peers = Peers::prepare(&pairs)?;
+    let (mut passed, mut failed) = (0, 0);
+    for pair in pairs {
+        let start = Instant::now();
+        match run_pair(&peers, pair) {
+            Ok(()) => {
+                passed += 1;
+                let elapsed = start.elapsed().as_secs_f64();
+                println!("interop: PASS {pair} in {elapsed:.1}s");
+            }
+            Err(failure) => {
+                failed += 1;
+                println!("interop: FAIL {pair}: {failure}");
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        bail!(
+            "{failed} interop pair(s) failed; logs in {}",
+            peers.logs.display()
+        );
+    }
+    Ok(())
+}
+
+/// What the selected pairs need, installed and built once.
+#[derive(Debug)]
+struct Peers {
+    node: Option<tools::Node>,
+    python: Option<tools::Python>,
+    echo_server: Option<PathBuf>,
+    /// `target/interop`: one directory of logs per pair.
+    logs: PathBuf,
+}
+
+impl Peers {
+    fn prepare(pairs: &[&Pair]) -> Result<Peers> {
+        let uses = |peer: Peer| pairs.iter().any(|p| p.client == peer || p.server == peer);
+        let node = uses(Ts).then(tools::node).transpose()?;
+        let python = uses(Py).then(tools::python).transpose()?;
+        let echo_server = if pairs.iter().any(|p| p.server == Ours) {
+            Some(build_example("echo_server")?)
+        } else {
+            None
+        };
+        Ok(Peers {
+            node,
+            python,
+            echo_server,
+            logs: target_dir()?.join("interop"),
+        })
+    }
+
+    fn server(&self, pair: &Pair) -> Command {
+        let mut command = match pair.server {
+            Ours => {
+                let mut command = Command::new(self.echo_server.as_ref().expect("built"));
+                command.args(["--addr", "127.0.0.1:0"]);
+                if std::env::var_os("RUST_LOG").is_none() {
+                    // In the pair's log, for when it fails; NO_COLOR keeps the log plain text.
+                    command
+                        .env("RUST_LOG", "mcp_streamable_server=debug")
+                        .env("NO_COLOR", "1");
+                }
+                command
+            }
+            Ts => self.node.as_ref().expect("installed").script("server.mjs"),
+            Py => self.python.as_ref().expect("installed").script("server.py"),
+        };
+        command.args(pair.flags);
+        command
+    }
+
+    fn client(&self, pair: &Pair, url: &str) -> Result<Command> {
+        let mut command = match pair.client {
+            // TODO(interop): start our client's interop program here (a `cargo build --example`
+            // like echo_server's, in `prepare`) once mcp-streamable-client can run a session;
+            // tracked in interop/README.md, "Our client".
+            Ours => bail!("our client has no interop program yet (see interop/README.md)"),
+            Ts => self.node.as_ref().expect("installed").script("client.mjs"),
+            Py => self.python.as_ref().expect("installed").script("client.py"),
+        };
+        command.args([url, pair.scenario]);
+        Ok(command)
+    }
+}
+
+/// Runs one pair; the error is the failure line and the evidence under it.
+fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
+    let dir = peers.logs.join(pair.slug());
+    fs::create_dir_all(&dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    let file = |name: &str| dir.join(name);
+    let details = |reason: String| {
+        let mut report = reason;
+        for log in ["client.err", "server.err"] {
+            let tail = peer::tail(&file(log), 15);
+            if !tail.is_empty() {
+                report.push_str(&format!("\n    {log}, last lines:"));
+                for line in tail {
+                    report.push_str(&format!("\n      {line}"));
+                }
+            }
+        }
+        report.push_str(&format!("\n    logs: {}", dir.display()));
+        report
+    };
+    let mut server = Server::start(
+        peers.server(pair),
+        &file("server.out"),
+        &file("server.err"),
+        peer::SERVER_START_TIMEOUT,
+    )
+    .map_err(|error| details(format!("the server did not start: {error:#}")))?;
+    let client = peers
+        .client(pair, server.url())
+        .map_err(|e| format!("{e:#}"))?;
+    let (ended, stdout) = peer::run_client(
+        client,
+        &file("client.out"),
+        &file("client.err"),
+        peer::CLIENT_TIMEOUT,
+    )
+    .map_err(|error| details(format!("{error:#}")))?;
+    let server_exit = server.exited();
+    drop(server);
+    judge(
+        &ended,
+        &stdout,
+        server_exit.map(|s| s.to_string()),
+        &file("server.err"),
+    )
+    .map_err(details)
+}
+
+/// Whether the client passed, and the server lived through it without a panic.
+fn judge(
+    ended: &Ended,
+    stdout: &str,
+    server_exit: Option<String>,
+    server_err: &std::path::Path,
+) -> Result<(), String> {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let ok = lines.iter().any(|line| line.starts_with("ok: "));
+    match ended {
+        Ended::TimedOut => {
+            let secs = peer::CLIENT_TIMEOUT.as_secs();
+            return Err(format!(
+                "the client was still running after {secs} s, so it was killed"
+            ));
+        }
+        Ended::Exited(status) if !status.success() || !ok => {
+            let reason = lines
+                .iter()
+                .position(|line| line.starts_with("FAIL"))
+                .map(|at| lines[at..].join("\n    "))
+                .unwrap_or_else(|| format!("the client exited ({status}) without a verdict"));
+            return Err(reason);
+        }
+        Ended::Exited(_) => {}
+    }
+    if let Some(status) = server_exit {
+        return Err(format!("the server exited ({status}) during the run"));
+    }
+    let log = fs::read_to_string(server_err).unwrap_or_default();
+    if let Some(line) = log.lines().find(|line| line.contains("panicked at")) {
+        return Err(format!("the server panicked: {line}"));
+    }
+    Ok(())
+}
+
+/// `cargo build --example NAME` with the cargo that runs xtask, and the executable it made.
+fn build_example(name: &str) -> Result<PathBuf> {
+    let mut build = cmd::cargo(&[
+        "build",
+        "--example",
+        name,
+        "--message-format=json-render-diagnostics",
+    ]);
+    eprintln!("xtask: $ cargo build --example {name}");
+    // JSON on stdout, to find the executable; diagnostics and progress on the terminal.
+    let output = build
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("could not run cargo")?;
+    if !output.status.success() {
+        bail!("cargo build --example {name} failed ({})", output.status);
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .filter(|line| line.contains("\"compiler-artifact\""))
+        .filter(|line| json_string(line, "name").as_deref() == Some(name))
+        .find_map(|line| json_string(line, "executable"))
+        .map(PathBuf::from)
+        .with_context(|| format!("cargo built no executable for the example {name}"))
+}
+
+/// The workspace's target directory, wherever `CARGO_TARGET_DIR` or a config put it.
+fn target_dir() -> Result<PathBuf> {
+    let metadata = cmd::output(&mut cmd::cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    json_string(&metadata, "target_directory")
+        .map(PathBuf::from)
+        .context("cargo metadata named no target_directory")
+}
+
+/// The first string value of `"key": "..."` in a line of JSON, unescaped. Enough for cargo's
+/// paths and names, without a JSON parser in xtask.
+fn json_string(json: &str, key: &str) -> Option<String> {
+    let pattern = format!("\"{key}\":\"");
+    let start = json.find(&pattern)? + pattern.len();
+    let mut value = String::new();
+    let mut chars = json[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(value),
+            '\\' => match chars.next()? {
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                other => value.push(other),
+            },
+            c => value.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn pairs_are_named_for_the_log() {
+        let names: Vec<String> = PAIRS.iter().map(ToString::to_string).collect();
+        assert_eq!(names[0], "ts-client -> echo_server (full)");
+        assert!(names.contains(&"py-client -> echo_server --json-response (json)".to_string()));
+        for (i, name) in names.iter().enumerate() {
+            assert!(!names[i + 1..].contains(name), "{name} twice");
+        }
+        assert_eq!(
+            pair(Ours, Ts, &["--event-store"], "full").to_string(),
+            "our-client -> ts-server --event-store (full)"
+        );
+        assert_eq!(PAIRS[3].slug(), "ts-client-echo_server-json-response-json");
+    }
+
+    /// A scenario the client script does not know would fail only when the pair runs.
+    #[test]
+    fn every_scenario_is_one_its_client_knows() {
+        let root = crate::project_root();
+        for pair in PAIRS {
+            let script = match pair.client {
+                Ours => continue,
+                Ts => "interop/ts/client.mjs",
+                Py => "interop/py/client.py",
+            };
+            let text = fs::read_to_string(root.join(script)).unwrap();
+            let quoted = [
+                format!("'{}'", pair.scenario),
+                format!("\"{}\"", pair.scenario),
+            ];
+            assert!(
+                quoted.iter().any(|q| text.contains(q.as_str())),
+                "{script} has no scenario {}",
+                pair.scenario
+            );
+        }
+    }
+
+    #[test]
+    fn filters_select_pairs_and_must_match_one() {
+        let options = Options::parse(&args("py-client stateless")).unwrap();
+        let names: Vec<String> = options.selected().iter().map(|p| p.to_string()).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(
+            names
+                .iter()
+                .all(|n| n.contains("py-client") || n.contains("stateless"))
+        );
+        assert_eq!(Options::parse(&[]).unwrap().selected().len(), PAIRS.len());
+        assert!(Options::parse(&args("--list")).unwrap().list);
+        let error = Options::parse(&args("rust-client")).unwrap_err();
+        assert_eq!(
+            error.message,
+            "no interop pair matches 'rust-client' (see `cargo xtask interop --list`)"
+        );
+        assert!(Options::parse(&args("--fast")).unwrap_err().show_usage);
+    }
+
+    #[test]
+    fn json_strings_are_found_and_unescaped() {
+        let line = r#"{"reason":"compiler-artifact","target":{"name":"echo_server"},"executable":"/a \"b\"\\c"}"#;
+        assert_eq!(json_string(line, "name").as_deref(), Some("echo_server"));
+        assert_eq!(
+            json_string(line, "executable").as_deref(),
+            Some("/a \"b\"\\c")
+        );
+        assert_eq!(json_string(line, "missing"), None);
+        assert_eq!(json_string(r#"{"name":"unterminated"#, "name"), None);
+    }
+
+    #[test]
+    fn the_verdict_needs_ok_a_clean_exit_and_a_live_server() {
+        let dir = std::env::temp_dir().join(format!("xtask-judge-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("server.err");
+        fs::write(&log, "").unwrap();
+        let status = |code: i32| {
+            let ended = Command::new("sh")
+                .args(["-c", &format!("exit {code}")])
+                .status();
+            Ended::Exited(ended.unwrap())
+        };
+        assert_eq!(
+            judge(&status(0), "ok: ts-client full\n", None, &log),
+            Ok(())
+        );
+        assert_eq!(
+            judge(
+                &status(1),
+                "FAIL (echo): echo answered {}\n  wire: POST\n",
+                None,
+                &log
+            ),
+            Err("FAIL (echo): echo answered {}\n      wire: POST".into())
+        );
+        assert_eq!(
+            judge(&status(0), "", None, &log),
+            Err("the client exited (exit status: 0) without a verdict".into())
+        );
+        assert!(
+            judge(&Ended::TimedOut, "", None, &log)
+                .unwrap_err()
+                .contains("killed")
+        );
+        let gone = judge(&status(0), "ok: x\n", Some("signal: 9".into()), &log);
+        assert_eq!(
+            gone,
+            Err("the server exited (signal: 9) during the run".into())
+        );
+        fs::write(
+            &log,
+            "thread 'tokio-runtime-worker' panicked at src/x.rs:1:1:\n",
+        )
+        .unwrap();
+        assert!(
+            judge(&status(0), "ok: x\n", None, &log)
+                .unwrap_err()
+                .contains("panicked")
+        );
+        fs::remove_dir_all(dir).unwrap();
+    }
+}
