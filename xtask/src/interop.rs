@@ -69,6 +69,14 @@ const PAIRS: &[Pair] = &[
     pair(Py, Ours, &["--json-response"], "json"),
     pair(Ts, Ours, &["--stateless"], "stateless"),
     pair(Py, Ours, &["--stateless"], "stateless"),
+    // Our client (`examples/interop_client.rs`) against the SDK servers.
+    pair(Ours, Ts, &["--event-store"], "full"),
+    pair(Ours, Py, &[], "full"),
+    pair(Ours, Ts, &["--event-store"], "resume"),
+    pair(Ours, Ts, &["--json-response"], "json"),
+    pair(Ours, Py, &["--json-response"], "json"),
+    pair(Ours, Ts, &["--stateless"], "stateless"),
+    pair(Ours, Py, &["--stateless"], "stateless"),
 ];
 
 impl fmt::Display for Pair {
@@ -191,6 +199,7 @@ struct Peers {
     node: Option<tools::Node>,
     python: Option<tools::Python>,
     echo_server: Option<PathBuf>,
+    interop_client: Option<PathBuf>,
     /// `target/interop`: one directory of logs per pair.
     logs: PathBuf,
 }
@@ -205,10 +214,16 @@ impl Peers {
         } else {
             None
         };
+        let interop_client = if pairs.iter().any(|p| p.client == Ours) {
+            Some(build_example("interop_client")?)
+        } else {
+            None
+        };
         Ok(Peers {
             node,
             python,
             echo_server,
+            interop_client,
             logs: target_dir()?.join("interop"),
         })
     }
@@ -235,10 +250,7 @@ impl Peers {
 
     fn client(&self, pair: &Pair, url: &str) -> Result<Command> {
         let mut command = match pair.client {
-            // TODO(interop): start our client's interop program here (a `cargo build --example`
-            // like echo_server's, in `prepare`) once mcp-streamable-client can run a session;
-            // tracked in interop/README.md, "Our client".
-            Ours => bail!("our client has no interop program yet (see interop/README.md)"),
+            Ours => Command::new(self.interop_client.as_ref().expect("built")),
             Ts => self.node.as_ref().expect("installed").script("client.mjs"),
             Py => self.python.as_ref().expect("installed").script("client.py"),
         };
