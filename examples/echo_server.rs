@@ -249,8 +249,9 @@ async fn call_tool(
     params: &Value,
 ) -> Result<Value, ErrorObject> {
     let args = &params["arguments"];
-    let failed =
-        |e: mcp_transport::Error| ErrorObject::new(code::INTERNAL_ERROR, format!("transport: {e}"));
+    let failed = |e: mcp_transport::Error| {
+        ErrorObject::new(code::INTERNAL_ERROR, format!("transport: {}", chain(&e)))
+    };
     match params["name"].as_str().unwrap_or_default() {
         "echo" => Ok(text(args["text"].as_str().unwrap_or_default())),
         "progress" => {
@@ -330,6 +331,18 @@ async fn call_tool(
             format!("unknown tool: {other}"),
         )),
     }
+}
+
+/// An error and its causes, `outer: inner: innermost`: the cause is what a client needs to see.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn next_request_number() -> u64 {

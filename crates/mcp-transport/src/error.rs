@@ -23,6 +23,9 @@ pub enum ErrorKind {
     /// The peer broke the rules of the transport's protocol (for HTTP: an unexpected status or
     /// content type).
     Protocol,
+    /// The transport cannot do what was asked, by design: a stateless HTTP server sending a
+    /// request to the client, which would have no way to answer it.
+    Unsupported,
 }
 
 impl ErrorKind {
@@ -34,6 +37,7 @@ impl ErrorKind {
             ErrorKind::MessageTooLarge => "message too large",
             ErrorKind::Timeout => "timed out",
             ErrorKind::Protocol => "protocol error",
+            ErrorKind::Unsupported => "not supported by this transport",
         }
     }
 }
