@@ -11,14 +11,15 @@ type Step = (&'static str, fn() -> Result<()>);
 
 /// The steps, in the order they run.
 ///
-/// To add a step (`conformance`), write its `fn` below and add one line here; the
-/// header, timing, `--skip` and the summary come with it.
+/// To add a step, write its `fn` below and add one line here; the header, timing, `--skip` and
+/// the summary come with it.
 const STEPS: &[Step] = &[
     ("fmt", fmt),
     ("clippy", clippy),
     ("test", test),
     ("doc", doc),
     ("interop", interop),
+    ("conformance", conformance),
 ];
 
 fn fmt() -> Result<()> {
@@ -55,6 +56,12 @@ fn doc() -> Result<()> {
 /// Our server against the official SDKs' clients (`cargo xtask interop`, every pair).
 fn interop() -> Result<()> {
     crate::interop::run(&crate::interop::Options::default())
+}
+
+/// The official MCP conformance suite against our server and client (`cargo xtask
+/// conformance`, every scenario).
+fn conformance() -> Result<()> {
+    crate::conformance::run(&crate::conformance::Options::default())
 }
 
 /// The rustdoc flags the caller set, with `-D warnings` appended. Cargo reads
@@ -171,7 +178,7 @@ mod tests {
         let error = Options::parse(&args("--skip lint")).unwrap_err();
         assert_eq!(
             error.message,
-            "no ci step 'lint' (steps: fmt, clippy, test, doc, interop)"
+            "no ci step 'lint' (steps: fmt, clippy, test, doc, interop, conformance)"
         );
         assert!(Options::parse(&args("--skip")).is_err());
         assert!(Options::parse(&args("--fast")).is_err());

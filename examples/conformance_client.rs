@@ -1,0 +1,94 @@
+//! The client the official MCP conformance suite (`@modelcontextprotocol/conformance`, client
+//! mode) drives: an rmcp client over this project's Streamable HTTP client through `mcp-rmcp`.
+//!
+//! ```text
+//! MCP_CONFORMANCE_SCENARIO=initialize cargo run --example conformance_client -- URL
+//! ```
+//!
+//! The suite starts a test server for a scenario, then runs this program with the server's URL
+//! as its last argument and the scenario's name in `MCP_CONFORMANCE_SCENARIO` (and, when the
+//! suite runs at a given revision, that revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`). The
+//! suite judges what it saw on the wire; this program exits non-zero only when it could not do
+//! its part. Scenarios:
+//!
+//! - `initialize`: initialize, list the tools, close;
+//! - `tools_call`: initialize, list the tools, call `add_numbers {a, b}`, close;
+//! - `sse-retry`: initialize, call `test_reconnection`, whose stream the server closes after a
+//!   priming event with `retry: 500`: the client must wait that long, resume the stream with
+//!   GET and `Last-Event-ID`, and get the result there (SEP-1699).
+
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use mcp_streamable_client::Client;
+use mcp_transport::Transport;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
+use serde_json::json;
+
+/// The whole scenario must finish within this, well inside the suite's own 30 s limit.
+const SCENARIO_LIMIT: Duration = Duration::from_secs(20);
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let url = std::env::args()
+        .next_back()
+        .filter(|arg| arg.starts_with("http"))
+        .context("usage: conformance_client URL (with MCP_CONFORMANCE_SCENARIO set)")?;
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO")
+        .context("MCP_CONFORMANCE_SCENARIO names the scenario to run")?;
+    tokio::time::timeout(SCENARIO_LIMIT, run(&url, &scenario))
+        .await
+        .with_context(|| format!("scenario {scenario} did not finish in {SCENARIO_LIMIT:?}"))??;
+    eprintln!("conformance_client: {scenario} done");
+    Ok(())
+}
+
+async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
+    let tools: &[(&str, serde_json::Value)] = match scenario {
+        "initialize" => &[],
+        "tools_call" => &[("add_numbers", json!({"a": 5, "b": 3}))],
+        "sse-retry" => &[("test_reconnection", json!({}))],
+        other => bail!("unknown scenario {other:?} (initialize, tools_call, sse-retry)"),
+    };
+    // The revision the suite asks for, if it names one; otherwise the newest with an initialize
+    // handshake, the lifecycle this client runs.
+    let version = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Ok(asked) => ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .find(|known| known.as_str() == asked && known.has_initialize())
+            .cloned()
+            .with_context(|| format!("protocol version {asked} is not one this client runs"))?,
+        Err(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
+    };
+    let mut config = ClientConfig::default();
+    config.protocol_version = version;
+    config.client_info.name = "mcp-streamable-http-conformance-client".into();
+    config.client_info.version = env!("CARGO_PKG_VERSION").into();
+
+    let connection = Client::new(url)?.connect().await?;
+    let client = config
+        .serve(mcp_rmcp::client(connection))
+        .await
+        .context("initialize")?;
+    let listed = client.list_tools(None).await.context("tools/list")?;
+    eprintln!(
+        "tools: {:?}",
+        listed.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    for (name, arguments) in tools {
+        let mut params = CallToolRequestParams::new(*name);
+        params.arguments = arguments.as_object().cloned();
+        let result = client
+            .call_tool(params)
+            .await
+            .with_context(|| format!("tools/call {name}"))?;
+        eprintln!("{name}: {}", serde_json::to_string(&result.content)?);
+    }
+    client.cancel().await.context("closing the session")?;
+    Ok(())
+}

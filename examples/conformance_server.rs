@@ -1,0 +1,742 @@
+//! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`, server
+//! mode) tests: an rmcp `ServerHandler` run over this project's Streamable HTTP server through
+//! `mcp-rmcp`, with every fixture the suite's server scenarios ask for.
+//!
+//! ```text
+//! cargo run --example conformance_server -- [--addr 127.0.0.1:0]
+//! ```
+//!
+//! It prints `listening on http://ADDR/mcp` first and serves MCP at `/mcp` on loopback, with
+//! resumable streams (an in-memory event store) and the default loopback-only `Host` and
+//! `Origin` checks (DNS rebinding protection). `cargo xtask conformance` runs the suite
+//! against it; `conformance/README.md` says what is checked.
+//!
+//! The fixtures (names, texts, schemas) are those the suite's scenarios name:
+//!
+//! - tools: `test_simple_text`, `test_image_content`, `test_audio_content`,
+//!   `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`,
+//!   `test_tool_with_progress`, `test_error_handling`, `test_reconnection` (SEP-1699: closes its
+//!   own stream, then answers on the resumed one), `test_sampling`, `test_elicitation`,
+//!   `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums`,
+//!   `json_schema_2020_12_tool`;
+//! - resources: `test://static-text`, `test://static-binary`, `test://watched-resource` and the
+//!   template `test://template/{id}/data`, with `resources/subscribe` and `unsubscribe`;
+//! - prompts: `test_simple_prompt`, `test_prompt_with_arguments`,
+//!   `test_prompt_with_embedded_resource`, `test_prompt_with_image`;
+//! - `logging/setLevel` (log messages below the level are not sent) and
+//!   `completion/complete`.
+//!
+//! Messages a tool sends travel on its own request's stream: progress by its token, sampling and
+//! elicitation requests by rmcp's `OriginatingRequestId`, log messages because the tool marks
+//! them with it (see `mcp-rmcp`'s routing rules).
+
+// Logging, sampling and resource subscriptions are deprecated in rmcp by the protocol's 2026
+// revision; the suite tests the 2025-11-25 revision, which has them.
+#![allow(deprecated)]
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{Either, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use mcp_jsonrpc::Id;
+use mcp_streamable_server::{
+    Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
+};
+use mcp_transport::Connection;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CreateMessageRequest, ElicitRequest, GetExtensions, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestId, ServerConfig, ServerNotification,
+    ServerRequest, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{OriginatingRequestId, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// How long requests in flight may take to finish when the server stops.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A 1x1 red PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A minimal WAV file.
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let addr = parse_args()?;
+    let config = Config::default().event_store(InMemoryEventStore::default());
+    let service = StreamableHttpService::new(config, session);
+
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    // The first line, which scripts wait for.
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (tcp, _) = match accepted {
+                    Ok(conn) => conn,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "accept failed");
+                        continue;
+                    }
+                };
+                tcp.set_nodelay(true)?;
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let router = hyper::service::service_fn(move |req| route(service.clone(), req));
+                    if let Err(err) = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tcp), router)
+                        .await
+                    {
+                        tracing::debug!(error = %err, "connection ended");
+                    }
+                });
+            }
+            _ = &mut shutdown => {
+                eprintln!("shutting down");
+                service.shutdown(SHUTDOWN_GRACE).await;
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn parse_args() -> anyhow::Result<SocketAddr> {
+    let mut addr = SocketAddr::from(([127, 0, 0, 1], 0));
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => {
+                let value = args.next().context("--addr needs a value")?;
+                addr = value
+                    .parse()
+                    .with_context(|| format!("bad --addr {value:?}"))?;
+            }
+            "-h" | "--help" => {
+                println!("usage: conformance_server [--addr IP:PORT]");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?} (try --help)"),
+        }
+    }
+    Ok(addr)
+}
+
+type Body = Either<mcp_streamable_server::ResponseBody, Full<Bytes>>;
+
+/// MCP at `/mcp`, 404 elsewhere.
+async fn route(
+    service: StreamableHttpService,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    if req.uri().path() == "/mcp" {
+        return Ok(service.handle(req).await.map(Either::Left));
+    }
+    let mut response = Response::new(Either::Right(Full::new(Bytes::from_static(
+        b"not found: MCP is served at /mcp\n",
+    ))));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    Ok(response)
+}
+
+/// One session: one rmcp service over the session's connection.
+async fn session(conn: ServerConnection, _parts: http::request::Parts) {
+    // The handler keeps the session's sender to end a request's stream (SEP-1699 polling), the
+    // one thing of the transport rmcp has no API for.
+    let handler = Conformance::new(conn.sender());
+    match handler.serve(mcp_rmcp::server(conn)).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+        }
+        Err(err) => tracing::debug!(error = %err, "the session ended before initialize"),
+    }
+}
+
+/// The conformance fixtures of one session.
+struct Conformance {
+    sender: ServerSender,
+    /// The level `logging/setLevel` set: less severe messages are not sent.
+    level: Mutex<LoggingLevel>,
+    /// The resources the client subscribed to.
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl Conformance {
+    fn new(sender: ServerSender) -> Conformance {
+        Conformance {
+            sender,
+            level: Mutex::new(LoggingLevel::Debug),
+            subscriptions: Mutex::default(),
+        }
+    }
+
+    /// Sends a log message at level info on the stream of the request being served, unless the
+    /// client asked for more severe messages only.
+    async fn log(&self, context: &RequestContext<RoleServer>, text: &str) -> Result<(), ErrorData> {
+        if severity(LoggingLevel::Info) < severity(*self.level.lock().unwrap()) {
+            return Ok(());
+        }
+        let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(text))
+            .with_logger("conformance_server");
+        let mut log =
+            ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(param));
+        log.extensions_mut()
+            .insert(OriginatingRequestId(context.id.clone()));
+        context.peer.send_notification(log).await.map_err(internal)
+    }
+
+    async fn progress(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let token = context.meta.get_progress_token();
+        for step in [0.0, 50.0, 100.0] {
+            if step > 0.0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if let Some(token) = &token {
+                let param = ProgressNotificationParam::new(token.clone(), step)
+                    .with_total(100.0)
+                    .with_message(format!("Completed step {step} of 100"));
+                context
+                    .peer
+                    .notify_progress(param)
+                    .await
+                    .map_err(internal)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// SEP-1699: ends the connection of this call's stream; the client reconnects with GET and
+    /// `Last-Event-ID` and gets the result from the event store, or live if it comes later.
+    async fn reconnection(&self, context: &RequestContext<RoleServer>) {
+        if !self.sender.close_stream(&our_id(&context.id)) {
+            tracing::warn!(id = %context.id, "test_reconnection: no stream to close");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    /// Sends `request` to the client (on the calling request's stream, as rmcp marks it) and
+    /// returns the client's result as JSON.
+    async fn ask(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: ServerRequest,
+    ) -> Result<Value, ErrorData> {
+        let result = context.peer.send_request(request).await.map_err(internal)?;
+        serde_json::to_value(result).map_err(internal)
+    }
+
+    async fn elicit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        message: &str,
+        schema: Value,
+    ) -> Result<Value, ErrorData> {
+        let params =
+            from_json(json!({"mode": "form", "message": message, "requestedSchema": schema}))?;
+        self.ask(
+            context,
+            ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+        )
+        .await
+    }
+}
+
+impl ServerHandler for Conformance {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = from_json(json!({
+            "tools": {},
+            "resources": {"subscribe": true},
+            "prompts": {},
+            "logging": {},
+            "completions": {},
+        }))
+        .expect("valid capabilities");
+        ServerConfig::new(capabilities).with_server_info(
+            from_json(json!({"name": "mcp-streamable-http-conformance", "version": env!("CARGO_PKG_VERSION")}))
+                .expect("valid implementation info"),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        from_json(json!({"tools": tools()}))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let text = |t: &str| json!([{"type": "text", "text": t}]);
+        let content = match &*request.name {
+            "test_simple_text" => text("This is a simple text response for testing."),
+            "test_image_content" => {
+                json!([{"type": "image", "data": PNG, "mimeType": "image/png"}])
+            }
+            "test_audio_content" => {
+                json!([{"type": "audio", "data": WAV, "mimeType": "audio/wav"}])
+            }
+            "test_embedded_resource" => json!([{"type": "resource", "resource": {
+                "uri": "test://embedded-resource",
+                "mimeType": "text/plain",
+                "text": "This is an embedded resource content.",
+            }}]),
+            "test_multiple_content_types" => json!([
+                {"type": "text", "text": "Multiple content types test:"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "resource", "resource": {
+                    "uri": "test://mixed-content-resource",
+                    "mimeType": "application/json",
+                    "text": json!({"test": "data", "value": 123}).to_string(),
+                }},
+            ]),
+            "test_tool_with_logging" => {
+                self.log(&context, "Tool execution started").await?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                self.log(&context, "Tool processing data").await?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                self.log(&context, "Tool execution completed").await?;
+                text("Tool with logging executed successfully")
+            }
+            "test_tool_with_progress" => {
+                self.progress(&context).await?;
+                let token = context.meta.get_progress_token();
+                text(&token.map_or_else(|| "no progress token".into(), |t| t.0.to_string()))
+            }
+            "test_error_handling" => {
+                let mut result = CallToolResult::error(from_json(text(
+                    "This tool intentionally returns an error for testing",
+                ))?);
+                result.is_error = Some(true);
+                return Ok(result.into());
+            }
+            "test_reconnection" => {
+                self.reconnection(&context).await;
+                text(
+                    "Reconnection test completed successfully. If you received this, the client \
+                     properly reconnected after stream closure.",
+                )
+            }
+            "test_sampling" => {
+                let prompt = args["prompt"].as_str().unwrap_or_default();
+                let params = from_json(json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                    "maxTokens": 100,
+                }))?;
+                let request =
+                    ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+                let answer = self.ask(&context, request).await?;
+                let reply = answer["content"]["text"].as_str().unwrap_or("No response");
+                text(&format!("LLM response: {reply}"))
+            }
+            "test_elicitation" => {
+                let message = args["message"]
+                    .as_str()
+                    .unwrap_or("Please provide your information");
+                let answer = self
+                    .elicit(
+                        &context,
+                        message,
+                        json!({
+                            "type": "object",
+                            "properties": {
+                                "username": {"type": "string", "description": "User's response"},
+                                "email": {"type": "string", "description": "User's email address"},
+                            },
+                            "required": ["username", "email"],
+                        }),
+                    )
+                    .await?;
+                text(&format!(
+                    "User response: action={}, content={}",
+                    answer["action"].as_str().unwrap_or_default(),
+                    answer.get("content").unwrap_or(&json!({}))
+                ))
+            }
+            "test_elicitation_sep1034_defaults" => {
+                let message = "Please review and update the form fields with defaults";
+                let answer = self.elicit(&context, message, sep1034_schema()).await?;
+                text(&elicitation_completed(&answer))
+            }
+            "test_elicitation_sep1330_enums" => {
+                let message = "Please select options from the enum fields";
+                let answer = self.elicit(&context, message, sep1330_schema()).await?;
+                text(&elicitation_completed(&answer))
+            }
+            "json_schema_2020_12_tool" => {
+                text(&format!("JSON Schema 2020-12 tool called with: {args}"))
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool: {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(CallToolResult::success(from_json(content)?).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resource = |uri: &str, name: &str, title: &str, description: &str, mime: &str| json!({"uri": uri, "name": name, "title": title, "description": description, "mimeType": mime});
+        from_json(json!({"resources": [
+            resource("test://static-text", "static-text", "Static Text Resource", "A static text resource for testing", "text/plain"),
+            resource("test://static-binary", "static-binary", "Static Binary Resource", "A static binary resource (image) for testing", "image/png"),
+            resource("test://watched-resource", "watched-resource", "Watched Resource", "A resource clients can subscribe to", "text/plain"),
+        ]}))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        from_json(json!({"resourceTemplates": [{
+            "uriTemplate": "test://template/{id}/data",
+            "name": "template",
+            "title": "Resource Template",
+            "description": "A resource template with parameter substitution",
+            "mimeType": "application/json",
+        }]}))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let contents = match uri {
+            "test://static-text" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."})
+            }
+            "test://static-binary" => json!({"uri": uri, "mimeType": "image/png", "blob": PNG}),
+            "test://watched-resource" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "Watched resource content"})
+            }
+            _ => match template_id(uri) {
+                Some(id) => json!({
+                    "uri": uri,
+                    "mimeType": "application/json",
+                    "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string(),
+                }),
+                None => {
+                    return Err(ErrorData::invalid_params(
+                        "Resource not found",
+                        Some(json!({"uri": uri})),
+                    ));
+                }
+            },
+        };
+        Ok(from_json::<ReadResourceResult>(json!({"contents": [contents]}))?.into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.lock().unwrap().insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.lock().unwrap().remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let argument = |name: &str, description: &str| json!({"name": name, "description": description, "required": true});
+        from_json(json!({"prompts": [
+            {"name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments"},
+            {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments", "description": "A prompt with required arguments",
+             "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")]},
+            {"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource", "description": "A prompt that includes an embedded resource",
+             "arguments": [argument("resourceUri", "URI of the resource to embed")]},
+            {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"},
+        ]}))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let arg = |name: &str| args[name].as_str().unwrap_or_default().to_owned();
+        let user = |content: Value| json!({"role": "user", "content": content});
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => json!([user(text("This is a simple prompt for testing."))]),
+            "test_prompt_with_arguments" => json!([user(text(&format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                arg("arg1"),
+                arg("arg2")
+            )))]),
+            "test_prompt_with_embedded_resource" => json!([
+                user(json!({"type": "resource", "resource": {
+                    "uri": arg("resourceUri"),
+                    "mimeType": "text/plain",
+                    "text": "Embedded resource content for testing.",
+                }})),
+                user(text("Please process the embedded resource above.")),
+            ]),
+            "test_prompt_with_image" => json!([
+                user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                user(text("Please analyze the image above.")),
+            ]),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown prompt: {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(from_json::<rmcp::model::GetPromptResult>(json!({"messages": messages}))?.into())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.level.lock().unwrap() = request.level;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        // Suggestions for the prompt arguments, by prefix; nothing for anything else.
+        let typed = request.argument.value.to_lowercase();
+        let values: Vec<&str> = ["paris", "park", "party"]
+            .into_iter()
+            .filter(|v| v.starts_with(&typed))
+            .collect();
+        let values = if request.argument.name.starts_with("arg") {
+            values
+        } else {
+            Vec::new()
+        };
+        from_json(
+            json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}),
+        )
+    }
+}
+
+/// The tools, as `tools/list` gives them.
+fn tools() -> Value {
+    let none = json!({"type": "object", "properties": {}});
+    let tool = |name: &str, description: &str, schema: &Value| json!({"name": name, "description": description, "inputSchema": schema});
+    let string_arg = |name: &str, description: &str| json!({"type": "object", "properties": {name: {"type": "string", "description": description}}, "required": [name]});
+    json!([
+        tool(
+            "test_simple_text",
+            "Tests simple text content response",
+            &none
+        ),
+        tool("test_image_content", "Tests image content response", &none),
+        tool("test_audio_content", "Tests audio content response", &none),
+        tool(
+            "test_embedded_resource",
+            "Tests embedded resource content response",
+            &none
+        ),
+        tool(
+            "test_multiple_content_types",
+            "Tests response with multiple content types (text, image, resource)",
+            &none
+        ),
+        tool(
+            "test_tool_with_logging",
+            "Tests tool that emits log messages during execution",
+            &none
+        ),
+        tool(
+            "test_tool_with_progress",
+            "Tests tool that reports progress notifications",
+            &none
+        ),
+        tool(
+            "test_error_handling",
+            "Tests error response handling",
+            &none
+        ),
+        tool(
+            "test_reconnection",
+            "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the stream mid-call and sends the result after the client reconnects",
+            &none
+        ),
+        tool(
+            "test_sampling",
+            "Tests server-initiated sampling (LLM completion request)",
+            &string_arg("prompt", "The prompt to send to the LLM")
+        ),
+        tool(
+            "test_elicitation",
+            "Tests server-initiated elicitation (user input request)",
+            &string_arg("message", "The message to show the user")
+        ),
+        tool(
+            "test_elicitation_sep1034_defaults",
+            "Tests elicitation with default values per SEP-1034",
+            &none
+        ),
+        tool(
+            "test_elicitation_sep1330_enums",
+            "Tests elicitation with enum schema improvements per SEP-1330",
+            &none
+        ),
+        tool(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)",
+            &json_schema_2020_12()
+        ),
+    ])
+}
+
+/// The input schema of `json_schema_2020_12_tool`: 2020-12 keywords the suite checks are kept.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+    })
+}
+
+/// SEP-1034: a default for every primitive type.
+fn sep1034_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true},
+        },
+        "required": [],
+    })
+}
+
+/// SEP-1330: the five kinds of enum.
+fn sep1330_schema() -> Value {
+    let titled = |kind: &str| {
+        json!([
+            {"const": "value1", "title": format!("First {kind}")},
+            {"const": "value2", "title": format!("Second {kind}")},
+            {"const": "value3", "title": format!("Third {kind}")},
+        ])
+    };
+    json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": titled("Option")},
+            "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3, "items": {"anyOf": titled("Choice")}},
+        },
+        "required": [],
+    })
+}
+
+fn elicitation_completed(answer: &Value) -> String {
+    format!(
+        "Elicitation completed: action={}, content={}",
+        answer["action"].as_str().unwrap_or_default(),
+        answer.get("content").unwrap_or(&json!({}))
+    )
+}
+
+/// The `{id}` of `test://template/{id}/data`.
+fn template_id(uri: &str) -> Option<&str> {
+    let id = uri
+        .strip_prefix("test://template/")?
+        .strip_suffix("/data")?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// The rank of a level, least severe first.
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// rmcp's request id as this project's.
+fn our_id(id: &RequestId) -> Id {
+    match id {
+        NumberOrString::Number(n) => Id::from(*n),
+        NumberOrString::String(s) => Id::from(&**s),
+    }
+}
+
+/// An rmcp model value from its JSON form: the fixtures are written as the wire shows them.
+fn from_json<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(internal)
+}
+
+fn internal(error: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(error.to_string(), None)
+}
