@@ -60,7 +60,11 @@ pub enum Mode {
     /// Sessions, streams and resumption (the default).
     #[default]
     Stateful,
-    /// No sessions: each POST is served on its own, GET and DELETE are 405 (S20).
+    /// No sessions: each POST is served on its own, by a [`ServerConnection`] of its own that
+    /// ends with it; GET and DELETE are 405; requests to the client and messages unrelated to
+    /// a request fail at once, since no stream could carry them or their answers (S20).
+    ///
+    /// [`ServerConnection`]: crate::ServerConnection
     Stateless,
 }
 
@@ -159,7 +163,9 @@ impl Config {
 
     /// Keeps outgoing messages in `store` so that clients can resume streams with
     /// `Last-Event-ID` (S11, S13, S14). Without a store, nothing is kept once delivered, events
-    /// carry no ids, and a lost connection loses what was not yet written to it. Default: none.
+    /// carry no ids, and a lost connection loses what was not yet written to it. Stateless mode
+    /// does not use it: no session outlives its POST, so nothing could be resumed. Default:
+    /// none.
     pub fn event_store(mut self, store: impl EventStore) -> Self {
         self.event_store = Some(Arc::new(store));
         self
@@ -196,7 +202,10 @@ impl Config {
     /// connected (S22). Past it, a connected reader that is this far behind is disconnected
     /// (with an event store it resumes from the store; without one, the messages it missed are
     /// dropped and a warning logged), and the standalone stream, when no GET is open, drops its
-    /// oldest messages, also with a warning. Default: [`DEFAULT_MAX_BUFFERED_BYTES`].
+    /// oldest messages, also with a warning. The message a connected reader is about to write
+    /// does not count as being behind, so a single message larger than the budget still goes
+    /// out: a session holds at most this many bytes plus one message per connected reader.
+    /// Default: [`DEFAULT_MAX_BUFFERED_BYTES`].
     pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_bytes = bytes;
         self

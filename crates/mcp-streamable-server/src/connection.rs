@@ -7,7 +7,7 @@ use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{Connection, Error, Outgoing, Sender};
 use tokio::sync::mpsc;
 
-use crate::session::Session;
+use crate::session::{Ending, Session};
 
 /// The server side of one MCP session, handed to the application by the service's factory.
 ///
@@ -16,7 +16,7 @@ use crate::session::Session;
 /// request it serves with [`Outgoing::related_to`] so that it travels on that request's stream
 /// (S10); a response is related to its request by its id. `recv` returns `Ok(None)` when the
 /// session ends (DELETE, idle timeout, eviction, shutdown). Closing or dropping the connection
-/// ends the session.
+/// ends the session; what was sent before still reaches the clients reading its streams.
 pub struct ServerConnection {
     rx: mpsc::Receiver<Message>,
     sender: ServerSender,
@@ -56,7 +56,7 @@ impl Connection for ServerConnection {
     }
 
     async fn close(&mut self) -> Result<(), Error> {
-        self.sender.session.close().await;
+        self.sender.session.close(Ending::Flush).await;
         self.rx.close();
         Ok(())
     }
@@ -64,7 +64,7 @@ impl Connection for ServerConnection {
 
 impl Drop for ServerConnection {
     fn drop(&mut self) {
-        self.sender.session.close_detached();
+        self.sender.session.close_detached(Ending::Flush);
     }
 }
 

@@ -69,6 +69,23 @@ impl Reject {
         Reject::new(Kind::BadRequest, message)
     }
 
+    /// S7, S16: no session with the id given.
+    pub(crate) fn session_not_found() -> Self {
+        Reject::new(
+            Kind::SessionNotFound,
+            "session not found: it ended or never existed; start a new one with initialize",
+        )
+    }
+
+    /// The refusal of a body that is one request carries that request's id (S21); others, and
+    /// refusals made before the body is read, carry `null`.
+    pub(crate) fn with_id(mut self, id: Option<&Id>) -> Self {
+        if self.id.is_none() {
+            self.id = id.cloned();
+        }
+        self
+    }
+
     /// A malformed body: -32700 or -32600 (J4).
     pub(crate) fn from_parse(err: &mcp_jsonrpc::Error) -> Self {
         let obj = err.to_error_object();

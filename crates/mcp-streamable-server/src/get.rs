@@ -10,10 +10,10 @@ use crate::body::ResponseBody;
 use crate::error::{Kind, Reject};
 use crate::event_store::ReplayError;
 use crate::headers::{self, LAST_EVENT_ID};
-use crate::post::{empty, protocol_version, session_id, sse_response, unknown_session};
+use crate::post::{empty, protocol_version, session_id, sse_response};
 use crate::service::Shared;
-use crate::session::Session;
-use crate::stream::{OnEnd, STANDALONE, SseBody, frame, priming};
+use crate::session::{Ending, Session};
+use crate::stream::{OnEnd, STANDALONE, SseBody, Stream, frame, priming};
 
 fn session_of(
     shared: &Shared,
@@ -23,7 +23,10 @@ fn session_of(
     protocol_version(headers)?;
     let id = session_id(headers)?
         .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))?;
-    let session = shared.registry.get(id).ok_or_else(unknown_session)?;
+    let session = shared
+        .registry
+        .get(id)
+        .ok_or_else(Reject::session_not_found)?;
     session.touch();
     Ok(session)
 }
@@ -48,38 +51,62 @@ pub(crate) async fn handle_get<B>(
                 .instrument(session.span.clone())
                 .await?
         }
-        None => standalone(&session),
+        None => {
+            refuse_standalone_in_shutdown(shared)?;
+            standalone(&session)?
+        }
     };
     Ok(sse_response(body))
 }
 
+/// S23: a shutting-down server ends standalone streams and does not open new ones, which
+/// clients that reconnect would otherwise do at once. Request streams may still be resumed.
+fn refuse_standalone_in_shutdown(shared: &Shared) -> Result<(), Reject> {
+    if shared
+        .shutting_down
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        return Err(Reject::new(
+            Kind::Unavailable,
+            "the server is shutting down: no new streams",
+        ));
+    }
+    Ok(())
+}
+
 /// A new standalone stream; one already open is replaced, and what it had not written goes to
 /// the new one (S12).
-fn standalone(session: &Arc<Session>) -> SseBody {
-    let (generation, old) = {
+fn standalone(session: &Arc<Session>) -> Result<SseBody, Reject> {
+    let (generation, old_waker, priming) = {
         let mut guard = session.lock();
         let st = &mut *guard;
+        if st.closed {
+            return Err(Reject::session_not_found());
+        }
         let generation = st.new_generation();
-        let has_store = session.has_store();
-        let eleven = st.version >= "2025-11-25";
+        let primes = session.has_store() && st.version >= "2025-11-25";
         let stream = st
             .streams
             .entry(STANDALONE)
-            .or_insert_with(|| crate::stream::Stream::new(true));
-        let (old, replaced) = stream.attach(generation);
-        let priming_index = (has_store && eleven).then(|| {
-            let i = stream.next_index;
-            stream.next_index += 1;
-            i
+            .or_insert_with(|| Stream::new(true, u64::from(primes)));
+        let (old_waker, replaced) = stream.attach(generation);
+        // S14: the priming event names the point just before what is queued, so that a client
+        // cut before reading it resumes with all of it; with nothing queued, a fresh index.
+        let priming = primes.then(|| match stream.first_queued() {
+            Some(first) => first.checked_sub(1),
+            None => {
+                let index = stream.next_index;
+                stream.next_index += 1;
+                Some(index)
+            }
         });
-        if !replaced {
-            st.attached += 1;
-        } else {
+        if replaced {
             tracing::debug!("a new GET replaces the open standalone stream");
+        } else {
+            st.attached += 1;
         }
-        (generation, (old, priming_index))
+        (generation, old_waker, priming)
     };
-    let (old_waker, priming_index) = old;
     if let Some(waker) = old_waker {
         waker.wake();
     }
@@ -91,20 +118,22 @@ fn standalone(session: &Arc<Session>) -> SseBody {
     );
     // S15: something at once, so that proxies pass the headers on.
     body.push_prelude(Bytes::from_static(b": stream open\n\n"));
-    if let Some(index) = priming_index {
+    if let Some(index) = priming {
         body.push_prelude(priming_at(STANDALONE, index, session.shared.config.retry));
     }
-    body
+    Ok(body)
 }
 
-fn priming_at(stream: u64, index: u64, retry: std::time::Duration) -> Bytes {
-    if index == 0 {
+/// A priming event: an id to resume from (when there is one before the first message) and the
+/// reconnection delay, with empty data.
+fn priming_at(stream: u64, index: Option<u64>, retry: std::time::Duration) -> Bytes {
+    if index == Some(0) {
         return priming(stream, retry);
     }
     let mut out = BytesMut::new();
-    let id = format!("{stream}_{index}");
+    let id = index.map(|i| format!("{stream}_{i}"));
     let event = mcp_sse::EventRef {
-        id: Some(&id),
+        id: id.as_deref(),
         retry: Some(retry),
         ..Default::default()
     };
@@ -124,7 +153,7 @@ fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 
 /// S11: replays a stream after `last_event_id`, then follows it live if it is still open.
 async fn resume(session: &Arc<Session>, last_event_id: &str) -> Result<SseBody, Reject> {
-    let Some(store) = session.shared.config.event_store.clone() else {
+    let Some(store) = session.store.clone() else {
         return Err(Reject::bad_request(
             "this server keeps no events, so streams cannot be resumed: Last-Event-ID is not accepted",
         ));
@@ -139,18 +168,30 @@ async fn resume(session: &Arc<Session>, last_event_id: &str) -> Result<SseBody, 
             "unknown Last-Event-ID {last_event_id:?}: no such event in this session"
         ))
     };
+    if stream == STANDALONE {
+        refuse_standalone_in_shutdown(&session.shared)?;
+    }
     // Holding the send order: no message is sent between the replay and the live attach.
     let _order = session.send_order().await;
-    let live_next = session.lock().streams.get(&stream).map(|s| s.next_index);
+    let live_next = {
+        let st = session.lock();
+        if st.closed {
+            return Err(Reject::session_not_found());
+        }
+        st.streams.get(&stream).map(|s| s.next_index)
+    };
     if live_next.is_some_and(|next| after >= next) {
         return Err(unknown());
     }
     let events = match store.replay_after(&session.id, stream, after).await {
         Ok(events) => events,
-        // A live stream whose messages were all written before any was stored (or which has
-        // sent nothing yet but its priming event) has nothing to replay.
-        Err(ReplayError::UnknownStream) if live_next.is_some() => Vec::new(),
-        Err(ReplayError::UnknownStream) => return Err(unknown()),
+        // A live stream that has stored nothing yet, or nothing after its priming event, has
+        // nothing to replay; `after` was checked against its next index above.
+        Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) if live_next.is_some() => {
+            Vec::new()
+        }
+        // A finished stream: the store knows how far it went (S11: never an empty 200).
+        Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => return Err(unknown()),
         Err(ReplayError::Purged) => {
             return Err(Reject::bad_request(format!(
                 "Last-Event-ID {last_event_id:?} is too old: later events were purged from the event store"
@@ -210,7 +251,7 @@ pub(crate) async fn handle_delete<B>(
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let session = session_of(shared, request.headers(), "DELETE")?;
-    session.close().await;
+    session.close(Ending::Abort).await;
     Ok(empty(StatusCode::NO_CONTENT))
 }
 

@@ -36,9 +36,11 @@
 //! # Memory (S22)
 //!
 //! Per session: at most [`Config::max_buffered_bytes`] of messages waiting for slow or absent
-//! readers, [`Config::incoming_capacity`] messages waiting for the application, and whatever
-//! the event store's own caps allow ([`InMemoryEventStore`]: 1 MiB per session by default).
-//! Sessions are capped in number and end when idle.
+//! readers (plus the one message each connected reader is about to write), at most
+//! [`Config::incoming_capacity`] messages waiting for the application, and whatever the event
+//! store's own caps allow ([`InMemoryEventStore`]: 1 MiB per session by default). Streams and
+//! requests are forgotten once over. Sessions are capped in number and end when idle.
+//! [`StreamableHttpService::buffered_bytes`] tells what the sessions hold.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod body;

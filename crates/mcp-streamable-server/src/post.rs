@@ -7,7 +7,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use mcp_jsonrpc::{Body, Id, Message};
+use mcp_jsonrpc::{Body, Message};
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
@@ -17,8 +17,8 @@ use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject};
 use crate::headers::{self, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS};
 use crate::service::Shared;
-use crate::session::{RegisterError, Session};
-use crate::stream::{OnEnd, SseBody, priming};
+use crate::session::{Ending, Session};
+use crate::stream::{JsonWait, OnEnd, SseBody, priming};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -49,20 +49,32 @@ where
     let session_id = session_id(&parts.headers)?.map(str::to_owned);
     let bytes = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
+    // S21: from here on, a refusal of one request answers with its id.
+    let request_id = match &body {
+        Body::Single(Message::Request(r)) => Some(r.id.clone()),
+        _ => None,
+    };
+    dispatch(shared, parts, body, version, session_id)
+        .await
+        .map_err(|r| r.with_id(request_id.as_ref()))
+}
 
+async fn dispatch(
+    shared: &Arc<Shared>,
+    parts: http::request::Parts,
+    body: Body,
+    version: Option<&'static str>,
+    session_id: Option<String>,
+) -> Result<Response<ResponseBody>, Reject> {
     if shared.config.mode == Mode::Stateless {
-        check_batch(
-            &body,
-            version.unwrap_or(headers::DEFAULT_NEGOTIATED_VERSION),
-        )?;
-        return serve_stateless(shared, parts, body).await;
+        return serve_stateless(shared, parts, body, version).await;
     }
     let initialize = body.messages().iter().any(Message::is_initialize);
     match session_id {
         None if initialize && body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
         )),
-        None if initialize => start_session(shared, parts, body).await,
+        None if initialize => start_session(shared, parts, body, version).await,
         None => Err(Reject::bad_request(
             "missing Mcp-Session-Id header: only an initialize request may be sent without one",
         )),
@@ -70,21 +82,16 @@ where
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
         Some(id) => {
-            let session = shared.registry.get(&id).ok_or_else(unknown_session)?;
+            let session = shared
+                .registry
+                .get(&id)
+                .ok_or_else(Reject::session_not_found)?;
             session.touch();
-            check_batch(&body, version.unwrap_or_else(|| session.version()))?;
-            serve(&session, body, OnEnd::Keep)
+            serve(&session, body, version, OnEnd::Keep)
                 .instrument(session.span.clone())
                 .await
         }
     }
-}
-
-pub(crate) fn unknown_session() -> Reject {
-    Reject::new(
-        Kind::SessionNotFound,
-        "session not found: it ended or never existed; start a new one with initialize",
-    )
 }
 
 /// The `MCP-Protocol-Version` header, checked (S8).
@@ -115,16 +122,6 @@ pub(crate) fn session_id(headers: &http::HeaderMap) -> Result<Option<&str>, Reje
         )),
         Ok(id) => Ok(id),
     }
-}
-
-/// S9: batches belong to 2025-03-26.
-fn check_batch(body: &Body, version: &str) -> Result<(), Reject> {
-    if body.is_batch() && version != "2025-03-26" {
-        return Err(Reject::bad_request(format!(
-            "batches are not allowed in protocol version {version}; send one message per request"
-        )));
-    }
-    Ok(())
 }
 
 /// Reads the body, never buffering more than `limit` bytes (S3).
@@ -162,6 +159,7 @@ async fn start_session(
     shared: &Arc<Shared>,
     parts: http::request::Parts,
     body: Body,
+    version: Option<&'static str>,
 ) -> Result<Response<ResponseBody>, Reject> {
     if shared.shutting_down.load(Ordering::Acquire) {
         return Err(Reject::new(
@@ -178,7 +176,7 @@ async fn start_session(
     {
         Ok(Some(evicted)) => {
             tracing::debug!(parent: &evicted.span, "evicted: the session cap was reached and it was the least recently used");
-            evicted.close().await;
+            evicted.close(Ending::Abort).await;
         }
         Ok(None) => {}
         Err(()) => {
@@ -195,7 +193,7 @@ async fn start_session(
         parts,
         session.span.clone(),
     );
-    let mut response = serve(&session, body, OnEnd::Keep)
+    let mut response = serve(&session, body, version, OnEnd::Keep)
         .instrument(session.span.clone())
         .await?;
     let value = HeaderValue::from_str(&session.id).expect("session ids are visible ASCII");
@@ -208,6 +206,7 @@ async fn serve_stateless(
     shared: &Arc<Shared>,
     parts: http::request::Parts,
     body: Body,
+    version: Option<&'static str>,
 ) -> Result<Response<ResponseBody>, Reject> {
     if shared.shutting_down.load(Ordering::Acquire) {
         return Err(Reject::new(
@@ -217,77 +216,80 @@ async fn serve_stateless(
     }
     let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
     let session = Session::new(Arc::from(""), Arc::clone(shared), tx, true);
+    shared.registry.insert_transient(&session);
     shared.start(
         ServerConnection::new(rx, Arc::clone(&session)),
         parts,
         session.span.clone(),
     );
-    let response = serve(&session, body, OnEnd::CloseSession).await;
+    // Whatever ends this POST ends the session (and if this future is dropped, so is the
+    // guard), except an SSE answer, whose body ends it when it ends. The application still
+    // reads what was delivered, then sees the end.
+    let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
+    let response = serve(&session, body, version, OnEnd::CloseSession).await;
     if response
         .as_ref()
-        .map_or(true, |r| r.status() == StatusCode::ACCEPTED)
+        .is_ok_and(|r| r.headers().get(CONTENT_TYPE) == Some(&TEXT_EVENT_STREAM))
     {
-        // Nothing to wait for: the application still reads what was delivered, then sees the end.
-        session.close_detached();
+        guard.0 = None;
     }
     response
 }
+
+/// Ends a stateless session when dropped, unless disarmed.
+struct CloseOnDrop(Option<Arc<Session>>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take() {
+            session.close_detached(Ending::Abort);
+        }
+    }
+}
+
+const TEXT_EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 
 /// Delivers the messages to the application and answers: 202, JSON, or an SSE stream (S4, S5).
 async fn serve(
     session: &Arc<Session>,
     body: Body,
+    version: Option<&'static str>,
     on_end: OnEnd,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let requests: Vec<&Id> = body
-        .messages()
-        .iter()
-        .filter_map(Message::request_id)
-        .collect();
-    let initialize = body
-        .messages()
-        .iter()
-        .find(|m| m.is_initialize())
-        .and_then(Message::request_id);
+    let begun = session.begin(&body, version)?;
     // The body is the guard of the stream: if this future is dropped (the client went away)
     // the stream lets go of its reader (S13).
-    let mut sse = if requests.is_empty() {
-        None
-    } else {
-        let registered = session
-            .register(&requests, initialize)
-            .map_err(|e| match e {
-                RegisterError::Closed => crate::post::unknown_session(),
-                RegisterError::Duplicate(id) => Reject::bad_request(format!(
-                    "request id {id} is already in flight in this session"
-                )),
-            })?;
-        Some(SseBody::new(
-            Arc::clone(session),
-            registered.stream,
-            Some(registered.generation),
-            on_end,
-        ))
-    };
+    let sse = begun.stream.map(|(stream, generation)| {
+        SseBody::new(Arc::clone(session), stream, Some(generation), on_end)
+    });
     let is_batch = body.is_batch();
-    let incoming = session.incoming().ok_or_else(unknown_session)?;
     for message in body.into_messages() {
-        incoming
+        begun
+            .incoming
             .send(message)
             .await
-            .map_err(|_| unknown_session())?;
+            .map_err(|_| Reject::session_not_found())?;
     }
-    let Some(mut sse) = sse.take() else {
+    drop(begun.incoming);
+    let Some(mut sse) = sse else {
         return Ok(empty(StatusCode::ACCEPTED));
     };
     if session.shared.config.json_response {
         match sse.wait_json().await {
-            Err(()) => return Err(unknown_session()),
+            Err(JsonWait::Closed) => return Err(Reject::session_not_found()),
+            Err(JsonWait::Moved) => {
+                return Err(Reject::new(
+                    Kind::Unavailable,
+                    "the answer to this request left this connection: it was taken over by a GET \
+                     with Last-Event-ID, or held more than the session's buffer allows",
+                ));
+            }
             Ok(Some(responses)) => return Ok(json(responses, is_batch)),
             // S5: something else came first: the answer goes on as SSE.
             Ok(None) => {}
         }
-    } else if session.has_store() && session.version() >= "2025-11-25" {
+    }
+    if begun.prime {
         sse.push_prelude(priming(sse.stream_id(), session.shared.config.retry));
     }
     Ok(sse_response(sse))
@@ -327,7 +329,7 @@ pub(crate) fn sse_response(body: SseBody) -> Response<ResponseBody> {
     let session_id = body.session().id.clone();
     let mut response = Response::new(ResponseBody::sse(body));
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CONTENT_TYPE, TEXT_EVENT_STREAM);
     headers.insert(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, no-transform"),

@@ -6,17 +6,39 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::service::Shared;
-use crate::session::Session;
+use crate::session::{Ending, Session};
 
 #[derive(Default)]
 pub(crate) struct Registry {
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    /// Stateless mode's sessions, one per POST in flight, by address: they have no id, and are
+    /// here only so that shutdown can wait for them and end them (S23).
+    transient: Mutex<HashMap<usize, Arc<Session>>>,
     reaper_started: AtomicBool,
 }
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn transient(&self) -> MutexGuard<'_, HashMap<usize, Arc<Session>>> {
+        self.transient
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps a stateless session until it ends.
+    pub(crate) fn insert_transient(&self, session: &Arc<Session>) {
+        self.transient()
+            .insert(address(session), Arc::clone(session));
+    }
+
+    /// The live sessions and, in stateless mode, the sessions of the POSTs in flight.
+    pub(crate) fn all_with_transient(&self) -> Vec<Arc<Session>> {
+        let mut all = self.all();
+        all.extend(self.transient().values().cloned());
+        all
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
@@ -31,9 +53,11 @@ impl Registry {
         self.lock().values().cloned().collect()
     }
 
-    pub(crate) fn remove(&self, id: &str) {
-        if !id.is_empty() {
-            self.lock().remove(id);
+    pub(crate) fn remove(&self, session: &Session) {
+        if session.stateless {
+            self.transient().remove(&address(session));
+        } else {
+            self.lock().remove(&session.id);
         }
     }
 
@@ -72,6 +96,10 @@ impl Registry {
     }
 }
 
+fn address(session: &Session) -> usize {
+    std::ptr::from_ref(session) as usize
+}
+
 /// Ends sessions idle for longer than the timeout (S18), until the service is gone.
 async fn reap(shared: Weak<Shared>, period: Duration) {
     loop {
@@ -84,7 +112,7 @@ async fn reap(shared: Weak<Shared>, period: Duration) {
         for session in shared.registry.all() {
             if session.is_idle() && now.saturating_sub(session.last_active_ms()) >= timeout {
                 tracing::debug!(parent: &session.span, "idle timeout");
-                session.close().await;
+                session.close(Ending::Abort).await;
             }
         }
     }

@@ -17,6 +17,7 @@ use crate::config::{Config, Mode};
 use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject};
 use crate::registry::Registry;
+use crate::session::Ending;
 use crate::{get, origin, post};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -142,6 +143,18 @@ impl StreamableHttpService {
         self.shared.registry.len()
     }
 
+    /// The bytes of outgoing messages waiting in the sessions' outboxes for slow or absent
+    /// readers, summed over the live sessions: what [`Config::max_buffered_bytes`] bounds per
+    /// session (S22). Event stores keep their own count. Useful for monitoring.
+    pub fn buffered_bytes(&self) -> usize {
+        self.shared
+            .registry
+            .all()
+            .iter()
+            .map(|s| s.buffered())
+            .sum()
+    }
+
     /// Serves one request.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
     where
@@ -179,8 +192,10 @@ impl StreamableHttpService {
         })
     }
 
-    /// Stops gracefully (S23): new sessions are refused with 503, standalone streams end, and
-    /// requests in flight get up to `grace` to finish before every session is closed.
+    /// Stops gracefully (S23): new sessions and new standalone streams are refused with 503,
+    /// standalone streams end, and requests in flight get up to `grace` to finish before every
+    /// session is closed; what was sent by then is still written to the readers that are
+    /// connected. Returns as soon as nothing is in flight.
     pub async fn shutdown(&self, grace: Duration) {
         let shared = &self.shared;
         shared.shutting_down.store(true, Ordering::Release);
@@ -190,12 +205,17 @@ impl StreamableHttpService {
         let deadline = tokio::time::Instant::now() + grace;
         // Bounded: at most `grace`, checking every 10 ms.
         while tokio::time::Instant::now() < deadline
-            && shared.registry.all().iter().any(|s| s.has_inflight())
+            && shared
+                .registry
+                .all_with_transient()
+                .iter()
+                .any(|s| s.has_inflight())
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        for session in shared.registry.all() {
-            session.close().await;
+        // What was sent in time still reaches the readers that are there to take it.
+        for session in shared.registry.all_with_transient() {
+            session.close(Ending::Flush).await;
         }
     }
 }
@@ -231,5 +251,118 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for StreamableHttpS
     fn call(&self, request: Request<hyper::body::Incoming>) -> ResponseFuture {
         let this = self.clone();
         Box::pin(async move { Ok(this.handle(request).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use mcp_jsonrpc::{Message, Response, to_raw_value};
+    use mcp_transport::{Connection, Sender};
+
+    use super::*;
+
+    /// Answers every request at once with its method's name.
+    async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
+        let sender = conn.sender();
+        while let Ok(Some(message)) = conn.recv().await {
+            if let Message::Request(r) = message {
+                let result = if r.method == "initialize" {
+                    serde_json::json!({"protocolVersion": "2025-06-18"})
+                } else {
+                    serde_json::json!({"method": r.method})
+                };
+                let response = Response::success(r.id, to_raw_value(&result).unwrap());
+                let _ = sender.send(response.into()).await;
+            }
+        }
+    }
+
+    fn post(session: Option<&str>, body: String) -> Request<Full<Bytes>> {
+        let mut b = Request::post("http://localhost/mcp")
+            .header("host", "localhost")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(id) = session {
+            b = b.header("mcp-session-id", id);
+        }
+        b.body(Full::new(Bytes::from(body))).unwrap()
+    }
+
+    async fn settle() {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// The seed kept every stream and in-flight entry forever, and took the session's lock three
+    /// times to accept a request. Now: one lock to accept the POST, one to route the response,
+    /// one for the body to write it and end (and one per time a reader finds nothing yet); and
+    /// nothing is left once the request is over.
+    #[tokio::test]
+    async fn a_request_takes_three_critical_sections_and_leaves_nothing_behind() {
+        for json_mode in [false, true] {
+            let config = Config::default().json_response(json_mode);
+            let service = StreamableHttpService::new(config, app);
+            let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+            let response = service.handle(post(None, init.into())).await;
+            let sid = response.headers()[crate::MCP_SESSION_ID]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            response.into_body().collect().await.unwrap();
+            let session = service.shared.registry.get(&sid).unwrap();
+            for i in 1..=3 {
+                let before = session.locks.load(Ordering::Relaxed);
+                let ping = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+                let response = service.handle(post(Some(&sid), ping)).await;
+                // In SSE mode the application answers before the body is first polled; in JSON
+                // mode `handle` waited for the answer, which takes one more look at the stream.
+                settle().await;
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                let json = format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{"method":"ping"}}}}"#);
+                let want = if json_mode {
+                    json
+                } else {
+                    format!("data: {json}\n\n")
+                };
+                assert_eq!(body, want.as_bytes());
+                let waits = u64::from(json_mode);
+                assert_eq!(session.locks.load(Ordering::Relaxed) - before, 3 + waits);
+                let st = session.lock();
+                assert!(st.streams.is_empty(), "{} streams left", st.streams.len());
+                assert!(st.inflight.is_empty());
+                assert_eq!((st.attached, st.buffered), (0, 0));
+            }
+        }
+    }
+
+    /// Stateless sessions are kept for shutdown while their POST is in flight, and no longer.
+    #[tokio::test]
+    async fn stateless_sessions_are_let_go_when_their_post_ends() {
+        for json_mode in [false, true] {
+            let config = Config::default().stateless().json_response(json_mode);
+            let service = StreamableHttpService::new(config, app);
+            let bodies = [
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            ];
+            for body in bodies {
+                let response = service.handle(post(None, body.into())).await;
+                response.into_body().collect().await.unwrap();
+                settle().await;
+                assert_eq!(service.shared.registry.all_with_transient().len(), 0);
+            }
+            // An SSE answer holds its session until the body ends.
+            let response = service.handle(post(None, bodies[0].into())).await;
+            let held = usize::from(!json_mode);
+            assert_eq!(service.shared.registry.all_with_transient().len(), held);
+            drop(response);
+            assert_eq!(service.shared.registry.all_with_transient().len(), 0);
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! One session: its streams, the requests in flight, and the routing of outgoing messages.
 //!
-//! All routing state sits behind one short-held mutex. A second, async lock orders the send
-//! path (index, event store, outbox) against resumption, so that a stream replayed from the
-//! store and then followed live neither skips nor repeats a message.
+//! All routing state sits behind one short-held mutex, taken once to accept a POST's messages
+//! ([`Session::begin`]) and once per outgoing message ([`Session::send`]). A second, async lock
+//! orders the send path (index, outbox, event store) against resumption and the session's end,
+//! so that a stream replayed from the store and then followed live neither skips nor repeats a
+//! message, and nothing is stored for a session the store was told is over.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,23 +12,34 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
 use bytes::Bytes;
-use mcp_jsonrpc::{Id, Message};
+use mcp_jsonrpc::{Body, Id, Message};
 use mcp_transport::{Error, ErrorKind, Outgoing};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
+use crate::error::Reject;
+use crate::event_store::EventStore;
 use crate::headers::{DEFAULT_NEGOTIATED_VERSION, SUPPORTED_VERSIONS};
 use crate::service::Shared;
 use crate::stream::{Entry, STANDALONE, Stream};
+
+/// The first protocol version with priming events (S14).
+const PRIMING_VERSION: &str = "2025-11-25";
 
 pub(crate) struct Session {
     /// Empty in stateless mode, where the session lives for one POST.
     pub(crate) id: Arc<str>,
     pub(crate) shared: Arc<Shared>,
+    /// Where events are kept for resumption: the configured store, except in stateless mode,
+    /// where no session outlives its POST and nothing can be resumed (S20).
+    pub(crate) store: Option<Arc<dyn EventStore>>,
     state: Mutex<State>,
     send_order: tokio::sync::Mutex<()>,
     /// Milliseconds since `shared.epoch` of the last activity.
     last_active: AtomicU64,
+    /// How many times the state was locked: the crate's tests count critical sections.
+    #[cfg(test)]
+    pub(crate) locks: AtomicU64,
     pub(crate) span: tracing::Span,
     pub(crate) stateless: bool,
 }
@@ -55,10 +68,25 @@ impl State {
     }
 }
 
-/// What the POST path registered for its requests.
-pub(crate) struct Registered {
-    pub(crate) stream: u64,
-    pub(crate) generation: u64,
+/// What a POST needs to go on, from [`Session::begin`].
+pub(crate) struct Begun {
+    /// The channel to the application.
+    pub(crate) incoming: mpsc::Sender<Message>,
+    /// The stream registered for the body's requests, and its reader's generation; `None` for
+    /// a body without requests.
+    pub(crate) stream: Option<(u64, u64)>,
+    /// Whether the stream opens with a priming event (S14).
+    pub(crate) prime: bool,
+}
+
+/// How the streams of a closing session end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// At once: the client asked (DELETE), or nobody reads (idle, evicted).
+    Abort,
+    /// After writing what is already queued to readers still connected: the application
+    /// closed, or the server shuts down. A message sent before the close is not lost to it.
+    Flush,
 }
 
 impl Session {
@@ -74,9 +102,15 @@ impl Session {
             tracing::debug_span!("mcp.session", session_id = %id)
         };
         let now = shared.now_ms();
+        let store = if stateless {
+            None
+        } else {
+            shared.config.event_store.clone()
+        };
         Arc::new(Session {
             id,
             shared,
+            store,
             state: Mutex::new(State {
                 closed: false,
                 version: DEFAULT_NEGOTIATED_VERSION,
@@ -91,12 +125,16 @@ impl Session {
             }),
             send_order: tokio::sync::Mutex::new(()),
             last_active: AtomicU64::new(now),
+            #[cfg(test)]
+            locks: AtomicU64::new(0),
             span,
             stateless,
         })
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        #[cfg(test)]
+        self.locks.fetch_add(1, Ordering::Relaxed);
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -105,7 +143,12 @@ impl Session {
     }
 
     pub(crate) fn has_store(&self) -> bool {
-        self.shared.config.event_store.is_some()
+        self.store.is_some()
+    }
+
+    /// Whether a stream of this session opens with a priming event, given its version (S14).
+    fn primes(&self, st: &State) -> bool {
+        self.has_store() && st.version >= PRIMING_VERSION
     }
 
     pub(crate) fn touch(&self) {
@@ -123,6 +166,11 @@ impl Session {
         st.attached == 0 && st.inflight.is_empty()
     }
 
+    /// Bytes waiting in this session's outboxes (S22).
+    pub(crate) fn buffered(&self) -> usize {
+        self.lock().buffered
+    }
+
     pub(crate) fn version(&self) -> &'static str {
         self.lock().version
     }
@@ -131,46 +179,72 @@ impl Session {
         self.lock().closed
     }
 
-    /// The channel to the application, while the session lives.
-    pub(crate) fn incoming(&self) -> Option<mpsc::Sender<Message>> {
-        self.lock().incoming.clone()
-    }
-
-    /// Registers the requests of a POST on a new stream (S10, S19). Fails on an id already in
-    /// flight, or when the session has ended.
-    pub(crate) fn register(
+    /// Accepts the messages of a POST, under one lock: checks that the session lives, that a
+    /// batch is allowed in its version (S9, with `header_version` when the request names one,
+    /// S8), that no request id is already in flight (S19), then registers a stream for the
+    /// requests (S10) and decides whether it opens with a priming event (S14).
+    pub(crate) fn begin(
         &self,
-        requests: &[&Id],
-        initialize: Option<&Id>,
-    ) -> Result<Registered, RegisterError> {
-        let mut st = self.lock();
-        if st.closed {
-            return Err(RegisterError::Closed);
+        body: &Body,
+        header_version: Option<&'static str>,
+    ) -> Result<Begun, Reject> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let incoming = match &st.incoming {
+            Some(tx) if !st.closed => tx.clone(),
+            _ => return Err(Reject::session_not_found()),
+        };
+        let version = header_version.unwrap_or(st.version);
+        if body.is_batch() && version != "2025-03-26" {
+            return Err(Reject::bad_request(format!(
+                "batches are not allowed in protocol version {version}; send one message per request"
+            )));
+        }
+        let requests: Vec<&Id> = body
+            .messages()
+            .iter()
+            .filter_map(Message::request_id)
+            .collect();
+        if requests.is_empty() {
+            return Ok(Begun {
+                incoming,
+                stream: None,
+                prime: false,
+            });
         }
         for (i, id) in requests.iter().enumerate() {
             if st.inflight.contains_key(*id) || requests[..i].contains(id) {
-                return Err(RegisterError::Duplicate((*id).clone()));
+                return Err(Reject::bad_request(format!(
+                    "request id {id} is already in flight in this session; ids must be unique among requests in flight"
+                )));
             }
         }
+        let prime = self.primes(st);
         let stream = st.next_stream;
         st.next_stream += 1;
         let generation = st.new_generation();
-        let mut s = Stream::new(false);
+        // Index 0 is the priming event's (S14).
+        let mut s = Stream::new(false, u64::from(prime));
         s.attach(generation);
         s.pending = requests.len();
-        if self.has_store() && st.version >= "2025-11-25" {
-            // Index 0 is the priming event's (S14).
-            s.next_index = 1;
-        }
         st.streams.insert(stream, s);
         st.attached += 1;
-        for id in requests {
+        for id in &requests {
             st.inflight.insert((*id).clone(), stream);
         }
-        if let Some(id) = initialize {
-            st.init_request = Some(id.clone());
+        if let Some(init) = body
+            .messages()
+            .iter()
+            .find(|m| m.is_initialize())
+            .and_then(Message::request_id)
+        {
+            st.init_request = Some(init.clone());
         }
-        Ok(Registered { stream, generation })
+        Ok(Begun {
+            incoming,
+            stream: Some((stream, generation)),
+            prime,
+        })
     }
 
     /// Routes one outgoing message to its stream (S10), keeps it in the event store if there is
@@ -186,8 +260,12 @@ impl Session {
         let is_response = matches!(out.message, Message::Response(_));
         let json = Bytes::from(out.message.to_vec());
         let _order = self.send_order().await;
+        let mut wakers = Vec::new();
+        // Routing, indexing and queueing in one critical section, with no await inside: a send
+        // whose future is dropped midway cannot leave a request answered but its stream open.
         let (stream, index, completes) = {
-            let mut st = self.lock();
+            let mut guard = self.lock();
+            let st = &mut *guard;
             if st.closed {
                 return Err(Error::closed());
             }
@@ -225,55 +303,72 @@ impl Session {
                     tracing::debug!(parent: &self.span, "message for a finished request goes to the standalone stream");
                 }
             }
+            // The standalone stream keeps index 0 free when it primes, as request streams do,
+            // so that a GET can always name the point just before what waits for it.
+            let first = u64::from(self.primes(st));
             let s = st
                 .streams
                 .entry(stream)
-                .or_insert_with(|| Stream::new(true));
+                .or_insert_with(|| Stream::new(true, first));
             let index = s.next_index;
             s.next_index += 1;
+            let entry = Entry {
+                index,
+                json: json.clone(),
+                is_response,
+            };
+            crate::stream::push(st, self, stream, entry, completes, &mut wakers);
             (stream, index, completes)
         };
-        if let Some(store) = &self.shared.config.event_store {
-            if let Err(err) = store.append(&self.id, stream, index, json.clone()).await {
+        for waker in wakers {
+            waker.wake();
+        }
+        // Dropped from here on, the message has gone out but may be missing from the store.
+        if let Some(store) = &self.store {
+            if let Err(err) = store.append(&self.id, stream, index, json).await {
                 tracing::error!(parent: &self.span, error = %err, "event store append failed");
             }
             if completes {
                 store.stream_finished(&self.id, stream).await;
             }
         }
-        let mut st = self.lock();
-        let entry = Entry {
-            index,
-            json,
-            is_response,
-        };
-        crate::stream::push(
-            &mut st,
-            &self.shared.config,
-            &self.span,
-            stream,
-            entry,
-            completes,
-        );
         Ok(())
     }
 
-    /// Ends the session: its streams close, the application's `recv` ends, and later sends
-    /// fail (S16). Returns whether this call ended it.
-    pub(crate) fn close_now(&self) -> bool {
+    /// Ends the session: the application's `recv` ends, later sends fail, and the streams end,
+    /// at once or once they have written what is queued (`ending`). Returns whether this call
+    /// ended it.
+    pub(crate) fn close_now(&self, ending: Ending) -> bool {
         let wakers: Vec<Waker> = {
-            let mut st = self.lock();
-            if st.closed {
+            let mut guard = self.lock();
+            let State {
+                closed,
+                incoming,
+                inflight,
+                streams,
+                buffered,
+                attached,
+                ..
+            } = &mut *guard;
+            if *closed {
                 return false;
             }
-            st.closed = true;
-            st.incoming = None;
-            st.inflight.clear();
-            st.buffered = 0;
-            st.streams
-                .drain()
-                .filter_map(|(_, mut s)| s.take_waker())
-                .collect()
+            *closed = true;
+            *incoming = None;
+            inflight.clear();
+            let mut wakers = Vec::new();
+            streams.retain(|_, s| {
+                if ending == Ending::Flush && s.flush() {
+                    return true;
+                }
+                *buffered -= s.outbox_bytes();
+                if let Some(waker) = s.detach_reader() {
+                    *attached -= 1;
+                    wakers.extend(waker);
+                }
+                false
+            });
+            wakers
         };
         for waker in wakers {
             waker.wake();
@@ -283,37 +378,35 @@ impl Session {
     }
 
     /// Ends the session and forgets it everywhere: the registry and the event store.
-    pub(crate) async fn close(self: &Arc<Self>) {
-        if self.close_now() {
+    pub(crate) async fn close(self: &Arc<Self>, ending: Ending) {
+        if self.close_now(ending) {
             self.forget().await;
         }
     }
 
     pub(crate) async fn forget(&self) {
-        self.shared.registry.remove(&self.id);
-        if let Some(store) = &self.shared.config.event_store {
+        self.shared.registry.remove(self);
+        if let Some(store) = &self.store {
+            // A send that found the session open may still be storing its message: wait for it,
+            // so that nothing is stored after the store has let go of the session.
+            let _order = self.send_order().await;
             store.session_closed(&self.id).await;
         }
     }
 
     /// Ends the session from a context that cannot wait (a drop): the store is told on a task.
-    pub(crate) fn close_detached(self: &Arc<Self>) {
-        if !self.close_now() {
+    pub(crate) fn close_detached(self: &Arc<Self>, ending: Ending) {
+        if !self.close_now(ending) {
             return;
         }
-        self.shared.registry.remove(&self.id);
-        if self.shared.config.event_store.is_some()
+        self.shared.registry.remove(self);
+        if self.has_store()
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
             let session = Arc::clone(self);
             handle.spawn(async move { session.forget().await });
         }
     }
-}
-
-pub(crate) enum RegisterError {
-    Closed,
-    Duplicate(Id),
 }
 
 /// The protocol version of an initialize result, if it is one this server speaks.

@@ -49,11 +49,12 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    pub(crate) fn new(standalone: bool) -> Self {
+    /// A stream whose first message gets index `first` (1 when index 0 is a priming event's).
+    pub(crate) fn new(standalone: bool, first: u64) -> Self {
         Stream {
             standalone,
             pending: 0,
-            next_index: 0,
+            next_index: first,
             outbox: VecDeque::new(),
             outbox_bytes: 0,
             conn: None,
@@ -76,6 +77,39 @@ impl Stream {
         self.conn.as_mut().and_then(|c| c.waker.take())
     }
 
+    /// Lets go of the reader: `Some(its waker, to wake)` if there was one.
+    pub(crate) fn detach_reader(&mut self) -> Option<Option<Waker>> {
+        self.conn.take().map(|c| c.waker)
+    }
+
+    pub(crate) fn outbox_bytes(&self) -> usize {
+        self.outbox_bytes
+    }
+
+    /// The index of the oldest message waiting for a reader, if any.
+    pub(crate) fn first_queued(&self) -> Option<u64> {
+        self.outbox.front().map(|e| e.index)
+    }
+
+    /// For a closing session: a stream whose reader has messages still to write stays, to end
+    /// once they are written (true); any other goes (false).
+    pub(crate) fn flush(&mut self) -> bool {
+        if self.conn.is_some() && !self.outbox.is_empty() {
+            self.finished = true;
+            return true;
+        }
+        false
+    }
+
+    /// The bytes this stream holds beyond what its reader will write next: a connected reader
+    /// about to write one large message is not behind, whatever the message's size (S22).
+    fn backlog(&self) -> usize {
+        match (&self.conn, self.outbox.front()) {
+            (Some(_), Some(next)) => self.outbox_bytes - next.json.len(),
+            _ => self.outbox_bytes,
+        }
+    }
+
     fn is_read_by(&self, generation: u64) -> bool {
         self.conn
             .as_ref()
@@ -96,15 +130,17 @@ impl Stream {
 }
 
 /// Queues `entry` on `stream` for its reader, then keeps the session within its budget (S22).
+/// The readers to wake are added to `wakers`, to be woken once the lock is released.
 pub(crate) fn push(
     st: &mut State,
-    config: &Config,
-    span: &tracing::Span,
+    session: &Session,
     stream: u64,
     entry: Entry,
     completes: bool,
+    wakers: &mut Vec<Waker>,
 ) {
-    let has_store = config.event_store.is_some();
+    let has_store = session.has_store();
+    let span = &session.span;
     let Some(s) = st.streams.get_mut(&stream) else {
         // The session closed meanwhile.
         return;
@@ -112,12 +148,11 @@ pub(crate) fn push(
     if completes {
         s.finished = true;
     }
-    let mut waker = None;
     if s.conn.is_some() || s.standalone {
         s.outbox_bytes += entry.json.len();
         st.buffered += entry.json.len();
         s.outbox.push_back(entry);
-        waker = s.take_waker();
+        wakers.extend(s.take_waker());
     } else if !has_store {
         // S13: the client closed this POST's connection and nothing keeps messages to resume
         // from.
@@ -126,24 +161,29 @@ pub(crate) fn push(
     if s.is_done() {
         st.streams.remove(&stream);
     }
-    shed(st, config, span);
-    if let Some(waker) = waker {
-        waker.wake();
-    }
+    shed(st, &session.shared.config, has_store, span, wakers);
 }
 
 /// While the session holds more than its budget, sheds the largest backlog: a reader that far
 /// behind is disconnected (it resumes from the event store if there is one), and the standalone
-/// stream with no reader loses its oldest messages.
-fn shed(st: &mut State, config: &Config, span: &tracing::Span) {
-    let has_store = config.event_store.is_some();
+/// stream with no reader loses its oldest messages. The message a connected reader is about to
+/// write is no backlog, so the bound is the budget plus one message per connected reader.
+fn shed(
+    st: &mut State,
+    config: &Config,
+    has_store: bool,
+    span: &tracing::Span,
+    wakers: &mut Vec<Waker>,
+) {
     while st.buffered > config.max_buffered_bytes {
-        let Some((&id, s)) = st.streams.iter_mut().max_by_key(|(_, s)| s.outbox_bytes) else {
+        let Some((&id, s)) = st
+            .streams
+            .iter_mut()
+            .filter(|(_, s)| s.backlog() > 0)
+            .max_by_key(|(_, s)| s.backlog())
+        else {
             return;
         };
-        if s.outbox_bytes == 0 {
-            return;
-        }
         if let Some(conn) = s.conn.take() {
             let dropped = s.clear_outbox(&mut st.buffered);
             st.attached -= 1;
@@ -152,9 +192,7 @@ fn shed(st: &mut State, config: &Config, span: &tracing::Span) {
             } else {
                 tracing::warn!(parent: span, stream = id, dropped, "reader too far behind: disconnected, and its unread messages dropped (no event store)");
             }
-            if let Some(waker) = conn.waker {
-                waker.wake();
-            }
+            wakers.extend(conn.waker);
             if s.is_done() {
                 st.streams.remove(&id);
             }
@@ -213,6 +251,16 @@ pub(crate) fn priming(stream: u64, retry: Duration) -> Bytes {
     };
     let _ = event.encode(&mut out);
     out.freeze()
+}
+
+/// Why a JSON-response POST has no answer to give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonWait {
+    /// The session ended first.
+    Closed,
+    /// The stream has another reader now: a GET with `Last-Event-ID` took it over, or it was
+    /// shed for holding more than the session's budget (S22).
+    Moved,
 }
 
 /// What a body does when its stream ends.
@@ -296,10 +344,7 @@ impl SseBody {
         };
         let mut guard = self.session.lock();
         let st = &mut *guard;
-        if st.closed {
-            self.generation = None;
-            return Poll::Ready(None);
-        }
+        // A closed session keeps only the streams it lets write what is queued (`flush`).
         let Some(s) = st.streams.get_mut(&self.stream) else {
             self.generation = None;
             return Poll::Ready(None);
@@ -323,14 +368,15 @@ impl SseBody {
             bytes += entry.json.len();
             taken.push(entry);
         }
-        if !taken.is_empty() {
-            return Poll::Ready(Some(taken));
-        }
-        if s.finished {
+        if s.finished && s.outbox.is_empty() {
+            // Over: let go of the stream now, so that the next poll ends without the lock.
             st.streams.remove(&self.stream);
             st.attached -= 1;
             self.generation = None;
-            return Poll::Ready(None);
+            return Poll::Ready((!taken.is_empty()).then_some(taken));
+        }
+        if !taken.is_empty() {
+            return Poll::Ready(Some(taken));
         }
         let conn = s.conn.as_mut().expect("read by this body");
         if !conn.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
@@ -378,33 +424,47 @@ impl SseBody {
     /// For a JSON-response POST (S4, S5): waits until either every response is queued with
     /// nothing else before it, giving the responses, or something other than a response is
     /// queued, giving `None`: the answer must then be SSE, and this body carries on as one.
-    pub(crate) async fn wait_json(&mut self) -> Result<Option<Vec<Bytes>>, ()> {
+    pub(crate) async fn wait_json(&mut self) -> Result<Option<Vec<Bytes>>, JsonWait> {
         std::future::poll_fn(|cx| {
             let Some(generation) = self.generation else {
-                return Poll::Ready(Err(()));
+                return Poll::Ready(Err(JsonWait::Moved));
             };
             let mut guard = self.session.lock();
             let st = &mut *guard;
-            let Some(s) = st.streams.get_mut(&self.stream).filter(|_| !st.closed) else {
-                return Poll::Ready(Err(()));
+            let Some(s) = st.streams.get_mut(&self.stream) else {
+                self.generation = None;
+                return Poll::Ready(Err(if st.closed {
+                    JsonWait::Closed
+                } else {
+                    JsonWait::Moved
+                }));
             };
             if !s.is_read_by(generation) {
-                return Poll::Ready(Err(()));
+                self.generation = None;
+                return Poll::Ready(Err(JsonWait::Moved));
             }
             if s.outbox.iter().any(|e| !e.is_response) {
                 return Poll::Ready(Ok(None));
             }
             if s.finished {
+                // Every response, unless the session closed first.
+                let complete = s.pending == 0;
                 let responses = s.outbox.drain(..).map(|e| e.json).collect();
                 st.buffered -= s.outbox_bytes;
                 s.outbox_bytes = 0;
                 st.streams.remove(&self.stream);
                 st.attached -= 1;
                 self.generation = None;
-                return Poll::Ready(Ok(Some(responses)));
+                return Poll::Ready(if complete {
+                    Ok(Some(responses))
+                } else {
+                    Err(JsonWait::Closed)
+                });
             }
             let conn = s.conn.as_mut().expect("read by this body");
-            conn.waker = Some(cx.waker().clone());
+            if !conn.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                conn.waker = Some(cx.waker().clone());
+            }
             Poll::Pending
         })
         .await
@@ -416,7 +476,7 @@ impl SseBody {
             self.detach();
             self.session.touch();
             if self.on_end == OnEnd::CloseSession {
-                self.session.close_detached();
+                self.session.close_detached(crate::session::Ending::Abort);
             }
         }
     }

@@ -67,6 +67,8 @@ struct StreamLog {
     events: VecDeque<StoredEvent>,
     /// The highest index evicted, if any: a replay from before it would have a gap.
     evicted_through: Option<u64>,
+    /// The highest index appended: a replay from after it names an event never sent.
+    last: u64,
 }
 
 fn cost(event: &StoredEvent) -> usize {
@@ -114,11 +116,9 @@ impl Inner {
         let log = self.sessions.entry(Arc::clone(&key)).or_default();
         log.bytes += size;
         log.order.push_back((stream, index));
-        log.streams
-            .entry(stream)
-            .or_default()
-            .events
-            .push_back(event);
+        let slog = log.streams.entry(stream).or_default();
+        slog.last = slog.last.max(index);
+        slog.events.push_back(event);
         self.total += size;
         self.live += 1;
         self.order.push_back((key, stream, index));
@@ -193,6 +193,9 @@ impl Inner {
             .get(session)
             .and_then(|l| l.streams.get(&stream))
             .ok_or(ReplayError::UnknownStream)?;
+        if after > slog.last {
+            return Err(ReplayError::UnknownEvent);
+        }
         if slog.evicted_through.is_some_and(|e| e > after) {
             return Err(ReplayError::Purged);
         }
@@ -269,6 +272,10 @@ mod tests {
             .collect();
         assert_eq!(got, [3, 4]);
         assert!(s.replay_after("a", 1, 4).unwrap().is_empty());
+        assert!(matches!(
+            s.replay_after("a", 1, 5),
+            Err(ReplayError::UnknownEvent)
+        ));
         assert!(matches!(
             s.replay_after("a", 2, 0),
             Err(ReplayError::UnknownStream)

@@ -33,6 +33,8 @@ pub struct StoredEvent {
 pub enum ReplayError {
     /// The store knows no such stream for the session.
     UnknownStream,
+    /// The stream never had an event at that index or later: the id was never given out.
+    UnknownEvent,
     /// Events after the given one were evicted, so a replay would have a gap.
     Purged,
     /// The store failed.
@@ -43,6 +45,7 @@ impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReplayError::UnknownStream => f.write_str("unknown stream"),
+            ReplayError::UnknownEvent => f.write_str("no such event in the stream"),
             ReplayError::Purged => f.write_str("events after this one were purged"),
             ReplayError::Failed(_) => f.write_str("event store failed"),
         }
@@ -78,7 +81,10 @@ pub trait EventStore: Send + Sync + 'static {
         message: Bytes,
     ) -> StoreFuture<'a, Result<(), StoreError>>;
 
-    /// The events of `stream` after index `after`, in order.
+    /// The events of `stream` after index `after`, in order: none when `after` is the last
+    /// index appended. [`ReplayError::UnknownEvent`] when `after` is past it, so that a forged id
+    /// is told from a client that has read everything (S11); [`ReplayError::Purged`] when events
+    /// after `after` are gone.
     fn replay_after<'a>(
         &'a self,
         session: &'a str,

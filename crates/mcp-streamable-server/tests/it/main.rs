@@ -1,6 +1,20 @@
 //! Integration tests of `mcp-streamable-server`: the S rows of SPEC.md, through the service
-//! without sockets and over loopback TCP.
+//! without sockets and over loopback TCP. Tests are named after the row they pin.
 
 mod app;
+mod bad_input;
 mod harness;
+mod idle;
+mod lifecycle;
+mod load;
+mod logs;
+mod memory;
+mod over_tcp;
+mod resume;
+mod routing;
+mod rows_post;
+mod shutdown;
 mod smoke;
+mod stateless;
+mod store;
+mod tcp;

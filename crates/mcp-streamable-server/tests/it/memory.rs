@@ -1,0 +1,171 @@
+//! S22: memory per session is bounded, whatever the client does.
+
+use http::StatusCode;
+use mcp_streamable_server::{Config, InMemoryEventStore};
+use serde_json::{Value, json};
+use tracing::Level;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn s22_100k_notifications_with_nobody_reading_stay_under_the_caps() {
+    const BUDGET: usize = 64 * 1024;
+    const STORE_CAP: usize = 256 * 1024;
+    let (logs, _guard) = crate::logs::capture();
+    let store = InMemoryEventStore::new(STORE_CAP, 1 << 30);
+    let config = Config::default()
+        .max_buffered_bytes(BUDGET)
+        .event_store(store.clone());
+    let service = service(config);
+    let sid = initialize(&service, "2025-11-25").await;
+    let mut max_buffered = 0;
+    for round in 0..10 {
+        let msgs = call_tool(
+            &service,
+            &sid,
+            round,
+            "flood",
+            json!({"count": 10_000, "bytes": 40}),
+        )
+        .await;
+        assert_eq!(result_of(&msgs[0]), json!({"failed": 0}));
+        max_buffered = max_buffered.max(service.buffered_bytes());
+        assert!(
+            store.retained_bytes() <= STORE_CAP,
+            "{}",
+            store.retained_bytes()
+        );
+    }
+    assert!(max_buffered <= BUDGET, "{max_buffered}");
+    assert!(
+        max_buffered > BUDGET / 2,
+        "the standalone stream keeps what fits: {max_buffered}"
+    );
+    assert!(
+        logs.has(Level::WARN, &["oldest message dropped"]),
+        "{}",
+        logs.dump()
+    );
+    // A GET now gets the newest of them, in order.
+    let mut standalone = Sse::new(service.handle(get(&sid, None)).await);
+    let first = params_of(&message(&standalone.next().await.unwrap()))["i"]
+        .as_u64()
+        .unwrap();
+    let second = params_of(&message(&standalone.next().await.unwrap()))["i"]
+        .as_u64()
+        .unwrap();
+    assert!(first > 9_000 && second == first + 1, "{first} {second}");
+}
+
+#[tokio::test]
+async fn s22_a_slow_reader_is_disconnected_and_resumes_from_the_store() {
+    let config = Config::default()
+        .max_buffered_bytes(8 * 1024)
+        .event_store(InMemoryEventStore::default());
+    let service = service(config);
+    let sid = initialize(&service, "2025-06-18").await;
+    let mut slow = Sse::new(service.handle(get(&sid, None)).await);
+    // Reads the first message, then falls behind.
+    call_tool(&service, &sid, 1, "flood", json!({"count": 1, "bytes": 10})).await;
+    slow.next().await.unwrap();
+    call_tool(
+        &service,
+        &sid,
+        2,
+        "flood",
+        json!({"count": 200, "bytes": 100}),
+    )
+    .await;
+    let mut seen: Vec<u64> = Vec::new();
+    while let Some(event) = slow.next().await {
+        seen.push(params_of(&message(&event))["i"].as_u64().unwrap());
+        assert!(seen.len() <= 200);
+    }
+    assert!(seen.len() < 200, "disconnected before the end");
+    let response = service.handle(get(&sid, Some(slow.last_event_id()))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut resumed = Sse::new(response);
+    while seen.len() < 200 {
+        let event = resumed.next().await.unwrap();
+        seen.push(params_of(&message(&event))["i"].as_u64().unwrap());
+    }
+    assert_eq!(seen, (0..200).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn s22_without_a_store_a_slow_readers_backlog_is_dropped_with_a_warning() {
+    let (logs, _guard) = crate::logs::capture();
+    let service = service(Config::default().max_buffered_bytes(8 * 1024));
+    let sid = initialize(&service, "2025-06-18").await;
+    let mut slow = Sse::new(service.handle(get(&sid, None)).await);
+    slow.frame_within(WAIT).await.unwrap();
+    call_tool(
+        &service,
+        &sid,
+        1,
+        "flood",
+        json!({"count": 200, "bytes": 100}),
+    )
+    .await;
+    let mut n = 0;
+    while slow.next().await.is_some() {
+        n += 1;
+        assert!(n <= 200);
+    }
+    assert!(n < 200, "disconnected before the end");
+    assert!(service.buffered_bytes() <= 8 * 1024);
+    assert!(
+        logs.has(Level::WARN, &["too far behind", "dropped"]),
+        "{}",
+        logs.dump()
+    );
+}
+
+#[tokio::test]
+async fn s22_a_message_larger_than_the_budget_still_reaches_its_reader() {
+    for json_mode in [false, true] {
+        let config = Config::default()
+            .max_buffered_bytes(1024)
+            .json_response(json_mode);
+        let service = service(config);
+        let response = service
+            .handle(request(post(None), initialize_body(0, "2025-06-18")))
+            .await;
+        let sid = session_id(response.headers()).unwrap();
+        body_bytes(response).await;
+        let response = service
+            .handle(request(
+                post(Some(&sid)),
+                call(1, "big", json!({"bytes": 10_000})),
+            ))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "json mode {json_mode}");
+        let msgs = if json_mode {
+            mcp_jsonrpc::parse(&body_bytes(response).await)
+                .unwrap()
+                .into_messages()
+        } else {
+            messages(&sse_events(response, 10).await)
+        };
+        assert_eq!(msgs.len(), 1, "json mode {json_mode}");
+        let text: Value = result_of(&msgs[0]);
+        assert_eq!(text["content"][0]["text"].as_str().unwrap().len(), 10_000);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn s22_abandoned_request_streams_hold_nothing() {
+    let service = service(Config::default().max_buffered_bytes(1 << 20));
+    let sid = initialize(&service, "2025-06-18").await;
+    let response = service
+        .handle(request(
+            post(Some(&sid)),
+            call(1, "progress", json!({"steps": 50, "delay_ms": 10})),
+        ))
+        .await;
+    drop(response);
+    for _ in 0..10 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(service.buffered_bytes(), 0);
+    }
+}
