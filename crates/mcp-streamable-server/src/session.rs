@@ -219,7 +219,16 @@ impl Session {
                 )));
             }
         }
-        let prime = self.primes(st);
+        let initialize = body.messages().iter().find(|m| m.is_initialize());
+        let prime = match initialize {
+            // This very request negotiates the version, so what its stream can carry depends on
+            // what the client asked for: a client asking for 2025-11-25 reads priming events,
+            // whatever the application then settles on.
+            Some(Message::Request(init)) => {
+                self.has_store() && requested_version(init).is_some_and(|v| v >= PRIMING_VERSION)
+            }
+            _ => self.primes(st),
+        };
         let stream = st.next_stream;
         st.next_stream += 1;
         let generation = st.new_generation();
@@ -407,6 +416,20 @@ impl Session {
             handle.spawn(async move { session.forget().await });
         }
     }
+}
+
+/// The protocol version an initialize request asks for, if this server speaks it.
+fn requested_version(init: &mcp_jsonrpc::Request) -> Option<&'static str> {
+    #[derive(Deserialize)]
+    struct InitializeParams<'a> {
+        #[serde(rename = "protocolVersion", borrow)]
+        protocol_version: &'a str,
+    }
+    let params: InitializeParams<'_> = init.parse_params().ok()?;
+    SUPPORTED_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v == params.protocol_version)
 }
 
 /// The protocol version of an initialize result, if it is one this server speaks.

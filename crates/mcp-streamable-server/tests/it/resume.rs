@@ -357,6 +357,29 @@ async fn s14_the_initialize_stream_has_unique_event_ids() {
 }
 
 #[tokio::test]
+async fn s14_the_initialize_stream_primes_when_the_client_asks_for_2025_11_25() {
+    // The version is negotiated by this very request: what the client asked for decides, since
+    // a client asking for 2025-11-25 reads priming events.
+    let service = service(with_store());
+    for (asked, primed) in [("2025-11-25", true), ("2025-06-18", false)] {
+        let response = service
+            .handle(request(post(None), initialize_body(0, asked)))
+            .await;
+        let mut sse = Sse::new(response);
+        sse.rest(10).await;
+        let text = sse.raw_text();
+        let ids = ids_in(&text);
+        if primed {
+            assert_eq!(ids, ["1_0", "1_1"], "{text:?}");
+            assert!(text.starts_with("id: 1_0\nretry: "), "{text:?}");
+        } else {
+            assert_eq!(ids, ["1_0"], "{text:?}");
+            assert!(!text.contains("retry:"), "{text:?}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn s14_a_fresh_get_primes_before_what_was_queued_for_it() {
     let service = service(with_store());
     let sid = initialize(&service, "2025-11-25").await;
