@@ -261,7 +261,7 @@ impl Session {
     pub(crate) async fn send(&self, out: Outgoing) -> Result<(), Error> {
         if self.stateless && matches!(out.message, Message::Request(_)) {
             return Err(Error::new(
-                ErrorKind::Protocol,
+                ErrorKind::Unsupported,
                 "a stateless server cannot send requests to the client: \
                  the client's answer would come in a POST that no session can match",
             ));
@@ -302,7 +302,7 @@ impl Session {
             if stream == STANDALONE {
                 if self.stateless {
                     return Err(Error::new(
-                        ErrorKind::Protocol,
+                        ErrorKind::Unsupported,
                         "a stateless server has no stream for messages unrelated to a request",
                     ));
                 }

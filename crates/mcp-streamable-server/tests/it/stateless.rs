@@ -73,6 +73,12 @@ async fn s20_server_requests_and_unrelated_messages_fail_at_once() {
     };
     let error = r.result().expect_err("the ask fails");
     assert!(error.message.contains("stateless"), "{}", error.message);
+    // A limit of the transport by design, not a peer breaking a rule.
+    assert!(
+        error.message.contains("not supported by this transport"),
+        "{}",
+        error.message
+    );
     let msgs = call_tool_stateless(&service, 2, "flood", json!({"count": 3})).await;
     assert_eq!(result_of(&msgs[0]), json!({"failed": 3}));
 }
