@@ -1,0 +1,393 @@
+//! `mcp-load-suite`: the load benchmark behind `cargo xtask bench --load`.
+//!
+//! ```text
+//! mcp-load-suite [--output BENCHMARKS.md] [--duration 5] [--warmup 1] [--runs 3]
+//!                [--concurrency 1,16,64] [--servers ours,ours-json,ours-stateless,rmcp,ceiling]
+//!                [--idle-sessions 10000] [--notifications 1000000] [--no-pin]
+//!                [--quiet-wait 30] [--bin-dir DIR] [--echo-server PATH]
+//! ```
+//!
+//! It expects release builds: the `benches` binaries next to itself (`--bin-dir`) and the
+//! echo server example in `examples/` below them (`--echo-server`). Each server runs pinned to
+//! CPU 0 and the load generator (`mcp-load`) to CPU 1, when there are two cores and `taskset`.
+//!
+//! 1. Throughput: every server is started, then each run of `mcp-load --mode calls` goes
+//!    through the servers in turn (interleaved, so that a slow minute of a shared machine
+//!    does not land on one server only), at each concurrency, `--runs` times.
+//! 2. Idle sessions: ours and rmcp, each freshly started, with `--idle-sessions` sessions,
+//!    their connections kept open, then closed.
+//! 3. The standalone stream: `mcp-flood`, freshly started, sends `--notifications`
+//!    notifications to one session.
+//!
+//! Before each run it waits (up to `--quiet-wait` seconds) for the machine to be idle, since
+//! other work on a small machine skews the figures; the report says how many runs started on
+//! a busy machine. It prints the tables (medians of the runs) and writes them, with the date
+//! and the machine, to `--output`.
+
+#[path = "../common/report.rs"]
+mod report;
+
+mod machine;
+mod quiet;
+mod servers;
+mod table;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+
+use crate::quiet::Quiet;
+use crate::report::{CallsReport, IdleReport, StreamReport};
+use crate::servers::{FLOOD, Launcher, ServerKind};
+use crate::table::{Cell, Results};
+
+#[derive(Debug)]
+struct Options {
+    output: Option<PathBuf>,
+    bin_dir: PathBuf,
+    echo_server: Option<PathBuf>,
+    duration: f64,
+    warmup: f64,
+    runs: usize,
+    concurrency: Vec<usize>,
+    servers: Vec<&'static ServerKind>,
+    idle_sessions: usize,
+    notifications: u64,
+    pin: bool,
+    quiet_wait: f64,
+}
+
+const USAGE: &str = "usage: mcp-load-suite [--output FILE] [--duration SECS] [--warmup SECS] \
+                     [--runs N] [--concurrency 1,16,64] [--servers KEY,...] [--idle-sessions N] \
+                     [--notifications N] [--no-pin] [--quiet-wait SECS] [--bin-dir DIR] \
+                     [--echo-server PATH]";
+
+fn parse_args() -> anyhow::Result<Options> {
+    let exe = std::env::current_exe()?;
+    let mut options = Options {
+        output: None,
+        bin_dir: exe.parent().context("no directory")?.to_path_buf(),
+        echo_server: None,
+        duration: 5.0,
+        warmup: 1.0,
+        runs: 3,
+        concurrency: vec![1, 16, 64],
+        servers: ["ours", "ours-json", "ours-stateless", "rmcp", "ceiling"]
+            .iter()
+            .filter_map(|key| servers::find(key))
+            .collect(),
+        idle_sessions: 10_000,
+        notifications: 1_000_000,
+        pin: Launcher::can_pin(),
+        quiet_wait: 30.0,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--output" => options.output = Some(value()?.into()),
+            "--bin-dir" => options.bin_dir = value()?.into(),
+            "--echo-server" => options.echo_server = Some(value()?.into()),
+            "--duration" => options.duration = parse(&arg, &value()?)?,
+            "--warmup" => options.warmup = parse(&arg, &value()?)?,
+            "--runs" => options.runs = parse(&arg, &value()?)?,
+            "--concurrency" => {
+                options.concurrency = value()?
+                    .split(',')
+                    .map(|c| parse(&arg, c))
+                    .collect::<anyhow::Result<_>>()?;
+            }
+            "--servers" => {
+                options.servers = value()?
+                    .split(',')
+                    .map(|key| {
+                        servers::find(key).with_context(|| {
+                            let keys: Vec<_> = servers::SERVERS.iter().map(|s| s.key).collect();
+                            format!("unknown server {key:?}: one of {}", keys.join(", "))
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+            }
+            "--idle-sessions" => options.idle_sessions = parse(&arg, &value()?)?,
+            "--notifications" => options.notifications = parse(&arg, &value()?)?,
+            "--no-pin" => options.pin = false,
+            "--quiet-wait" => options.quiet_wait = parse(&arg, &value()?)?,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    if options.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    Ok(options)
+}
+
+fn parse<T: std::str::FromStr>(arg: &str, value: &str) -> anyhow::Result<T> {
+    value
+        .trim()
+        .parse()
+        .ok()
+        .with_context(|| format!("bad value for {arg}: {value:?}"))
+}
+
+fn main() -> anyhow::Result<()> {
+    let options = parse_args()?;
+    let launcher = Launcher {
+        echo_server: options
+            .echo_server
+            .clone()
+            .unwrap_or_else(|| options.bin_dir.join("examples").join("echo_server")),
+        bin_dir: options.bin_dir.clone(),
+        pin: options.pin,
+    };
+    let date = machine::now_utc();
+    let machine = machine::describe();
+    eprintln!("mcp-load-suite: {machine}");
+    let started = Instant::now();
+
+    let mut quiet = Quiet::new(options.quiet_wait);
+    let mut results = Results::default();
+    if !options.servers.is_empty() && !options.concurrency.is_empty() {
+        results.calls = throughput(&options, &launcher, &mut quiet)?;
+    }
+    if options.idle_sessions >= 2 {
+        let ours = servers::find("ours").context("a known server")?;
+        let rmcp = servers::find("rmcp").context("a known server")?;
+        // Ours and rmcp with connections kept open, then closed; then, closed, our server with
+        // an application that drops the request parts it is given (see `mcp-flood`).
+        let runs = [
+            (ours, false),
+            (ours, true),
+            (rmcp, false),
+            (rmcp, true),
+            (&FLOOD, true),
+        ];
+        for (kind, close) in runs {
+            quiet.wait();
+            match idle(&launcher, kind, options.idle_sessions, close) {
+                Ok(report) => results.idle.push((kind.label, report)),
+                Err(err) => eprintln!("idle sessions, {}: {err:#}", kind.label),
+            }
+        }
+    }
+    if options.notifications > 0 {
+        quiet.wait();
+        match stream(&launcher, options.notifications) {
+            Ok(report) => results.stream = Some(report),
+            Err(err) => eprintln!("standalone stream: {err:#}"),
+        }
+    }
+    // Client throughput (our client, 16 concurrent callers on one session, beside rmcp's
+    // client, both against our server) goes here once `mcp-streamable-client` exists: it is
+    // NOT measured yet, and the report says so.
+
+    let markdown = render(&options, &results, &date, &machine, &launcher, &quiet);
+    println!("{markdown}");
+    if let Some(path) = &options.output {
+        std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("mcp-load-suite: wrote {}", path.display());
+    }
+    eprintln!(
+        "mcp-load-suite: done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Every server at every concurrency, `runs` times, interleaved.
+fn throughput(
+    options: &Options,
+    launcher: &Launcher,
+    quiet: &mut Quiet,
+) -> anyhow::Result<Vec<Cell>> {
+    let mut running = Vec::new();
+    for kind in &options.servers {
+        running.push((*kind, launcher.start(kind)?));
+    }
+    let mut cells: Vec<Cell> = Vec::new();
+    for kind in &options.servers {
+        for &concurrency in &options.concurrency {
+            cells.push(Cell {
+                server: kind,
+                concurrency,
+                runs: Vec::new(),
+            });
+        }
+    }
+    for run in 1..=options.runs {
+        for &concurrency in &options.concurrency {
+            for (kind, server) in &running {
+                quiet.wait();
+                let args = [
+                    "--url".to_owned(),
+                    server.url.clone(),
+                    "--concurrency".to_owned(),
+                    concurrency.to_string(),
+                    "--duration".to_owned(),
+                    options.duration.to_string(),
+                    "--warmup".to_owned(),
+                    options.warmup.to_string(),
+                    "--server-pid".to_owned(),
+                    server.pid.to_string(),
+                ];
+                match launcher.load::<CallsReport>(&args) {
+                    Ok(report) => {
+                        eprintln!(
+                            "run {run}, {:<26} C={concurrency:<3} {:>7.0} req/s  p99 {:>6.0} µs  \
+                             CPU {:>5.1} µs/req  errors {}",
+                            kind.label,
+                            report.rps,
+                            report.p99_us,
+                            report.server_cpu_us_per_req.unwrap_or(f64::NAN),
+                            report.errors
+                        );
+                        for sample in &report.error_samples {
+                            eprintln!("    {sample}");
+                        }
+                        if let Some(cell) = cells
+                            .iter_mut()
+                            .find(|c| c.server.key == kind.key && c.concurrency == concurrency)
+                        {
+                            cell.runs.push(report);
+                        }
+                    }
+                    Err(err) => eprintln!("run {run}, {}, C={concurrency}: {err:#}", kind.label),
+                }
+            }
+        }
+    }
+    cells.retain(|c| !c.runs.is_empty());
+    Ok(cells)
+}
+
+fn idle(
+    launcher: &Launcher,
+    kind: &ServerKind,
+    sessions: usize,
+    close: bool,
+) -> anyhow::Result<IdleReport> {
+    let server = launcher.start(kind)?;
+    let mut args = vec![
+        "--url".to_owned(),
+        server.url.clone(),
+        "--mode".to_owned(),
+        "idle".to_owned(),
+        "--sessions".to_owned(),
+        sessions.to_string(),
+        "--server-pid".to_owned(),
+        server.pid.to_string(),
+    ];
+    if close {
+        args.push("--close".to_owned());
+    }
+    let report: IdleReport = launcher.load(&args)?;
+    eprintln!(
+        "idle, {:<26} connections {}: {:.2} KiB/session ({} sessions, {} errors)",
+        kind.label,
+        if close { "closed" } else { "open  " },
+        report.kib_per_session,
+        report.sessions_ok,
+        report.errors
+    );
+    Ok(report)
+}
+
+fn stream(launcher: &Launcher, notifications: u64) -> anyhow::Result<StreamReport> {
+    let server = launcher.start(&FLOOD)?;
+    let args = [
+        "--url".to_owned(),
+        server.url.clone(),
+        "--mode".to_owned(),
+        "stream".to_owned(),
+        "--notifications".to_owned(),
+        notifications.to_string(),
+        "--server-pid".to_owned(),
+        server.pid.to_string(),
+    ];
+    let report: StreamReport = launcher.load(&args)?;
+    eprintln!(
+        "standalone stream: {} notifications, {:.0}/s, VmRSS {:+.1}% from 10,000 to the end, {} errors",
+        report.received, report.per_second, report.growth_percent, report.errors
+    );
+    Ok(report)
+}
+
+fn render(
+    options: &Options,
+    results: &Results,
+    date: &str,
+    machine: &str,
+    launcher: &Launcher,
+    quiet: &Quiet,
+) -> String {
+    let pinning = if launcher.pin {
+        "each server pinned to CPU 0 and the load generator to CPU 1 (`taskset`)"
+    } else {
+        "no pinning (fewer than two cores, or no `taskset`): server and load generator share \
+         the cores"
+    };
+    let mut out = format!(
+        "# Load benchmark\n\n\
+         Written by `cargo xtask bench --load` (`mcp-load-suite`, `benches/load/`) on {date}. \
+         Do not edit by hand: rerun it.\n\n\
+         **Machine**: {machine}; {pinning}. {quiet}\n\n\
+         ## Throughput and latency\n\n\
+         `tools/call echo` in a closed loop by `mcp-load` (plain hyper, HTTP/1.1, \
+         `TCP_NODELAY` on both sides, one connection per session, one thread); each session \
+         first sends `initialize` and `notifications/initialized`. {warmup} s of warm-up, then \
+         {duration} s measured; {runs} run(s) of each server at each concurrency, interleaved; \
+         the table gives the medians of the runs (errors: the sum). Latency is until the \
+         response is read, JSON or SSE. Server CPU is `utime + stime` from `/proc/PID/stat` \
+         over the window (10 ms ticks); load gen. CPU is the load generator's share of its \
+         core: near 100% the generator, not the server, is the limit, and CPU per request is \
+         the figure to compare. Every reply is checked to be its own request's result.\n\n",
+        warmup = options.warmup,
+        duration = options.duration,
+        runs = options.runs,
+        quiet = quiet.summary(),
+    );
+    out += &table::calls_table(results);
+    out += "\nThe servers:\n\n";
+    let mut listed: Vec<&str> = Vec::new();
+    for cell in &results.calls {
+        if !listed.contains(&cell.server.key) {
+            listed.push(cell.server.key);
+            out += &format!("- {}: {}.\n", cell.server.label, cell.server.description);
+        }
+    }
+    out += "\n## Ratios\n\n";
+    out += &table::ratios_table(results);
+    out += "\n## Targets\n\nFor ours, stateful, SSE (the configuration users run):\n\n";
+    out += &table::targets(results);
+    out += &format!(
+        "\n## Idle sessions\n\n\
+         `mcp-load --mode idle`: {sessions} sessions opened (the first as a warm-up), each \
+         `initialize` and `notifications/initialized`, then nothing; the server's `VmRSS` \
+         (`/proc/PID/status`) before and after, one second after the last. With connections \
+         kept open, each session's HTTP/1.1 connection counts too; closed, only the session. \
+         The last row is our server with an application that drops the `http::request::Parts` \
+         it is started with (`mcp-flood`); the echo server keeps them for the session's life, \
+         and their header values hold the connection's read buffer.\n\n",
+        sessions = options.idle_sessions
+    );
+    out += &table::idle_table(results);
+    out += "\n## Standalone stream\n\n\
+            `mcp-load --mode stream` against `mcp-flood` (our server configured like the echo \
+            server's default, in-memory event store on, plus a `flood {from, count}` tool that \
+            sends `count` notifications on the standalone stream): one session's GET stream \
+            receives them in batches of 5,000, each checked in order, and the server's memory \
+            is read along the way.\n\n";
+    out += &results
+        .stream
+        .as_ref()
+        .map_or_else(|| "Not run.\n".to_owned(), table::stream_section);
+    out += "\n## Client throughput\n\n\
+            Not measured yet: our client (`mcp-streamable-client`, 16 concurrent callers on one \
+            session) beside rmcp's client against the same server comes once that client \
+            lands.\n";
+    out
+}

@@ -1,0 +1,235 @@
+//! Starting the servers under test and the load generator, each pinned to its own core when
+//! the machine allows.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context as _, bail};
+use serde::de::DeserializeOwned;
+
+/// A server the suite can measure.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerKind {
+    /// Short name, for `--servers`.
+    pub(crate) key: &'static str,
+    /// What the tables call it.
+    pub(crate) label: &'static str,
+    /// What it is, for the notes under the tables.
+    pub(crate) description: &'static str,
+    program: Program,
+    args: &'static [&'static str],
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Program {
+    /// `examples/echo_server` of the workspace.
+    EchoServer,
+    /// A binary of the `benches` package, next to the suite's own.
+    Bench(&'static str),
+}
+
+/// Every server the suite knows, in table order; `ours-no-store` runs only when asked for.
+pub(crate) const SERVERS: &[ServerKind] = &[
+    ServerKind {
+        key: "ours",
+        label: "ours, stateful, SSE",
+        description: "`examples/echo_server` as users run it: stateful, SSE replies, in-memory \
+                      event store (resumable streams) on",
+        program: Program::EchoServer,
+        args: &[],
+    },
+    ServerKind {
+        key: "ours-json",
+        label: "ours, JSON responses",
+        description: "`echo_server --json-response`: stateful, event store on, replies as \
+                      `application/json`",
+        program: Program::EchoServer,
+        args: &["--json-response"],
+    },
+    ServerKind {
+        key: "ours-stateless",
+        label: "ours, stateless",
+        description: "`echo_server --stateless`: no sessions, SSE replies",
+        program: Program::EchoServer,
+        args: &["--stateless"],
+    },
+    ServerKind {
+        key: "ours-no-store",
+        label: "ours, SSE, no event store",
+        description: "`echo_server --no-event-store`: stateful, SSE replies, streams not \
+                      resumable",
+        program: Program::EchoServer,
+        args: &["--no-event-store"],
+    },
+    ServerKind {
+        key: "rmcp",
+        label: "rmcp 3.9.0, stateful, SSE",
+        description: "`rmcp-echo`: rmcp 3.9.0's `StreamableHttpService` with \
+                      `LocalSessionManager`, `legacy_session_mode: true`, `json_response: \
+                      false`, otherwise its defaults; the same `echo` tool, written without \
+                      macros",
+        program: Program::Bench("rmcp-echo"),
+        args: &[],
+    },
+    ServerKind {
+        key: "ceiling",
+        label: "ceiling (bare hyper)",
+        description: "`mcp-ceiling`: bare hyper HTTP/1.1 answering each POST with the JSON-RPC \
+                      result, found by string search, no JSON parsing",
+        program: Program::Bench("mcp-ceiling"),
+        args: &[],
+    },
+];
+
+/// The server with this key.
+pub(crate) fn find(key: &str) -> Option<&'static ServerKind> {
+    SERVERS.iter().find(|s| s.key == key)
+}
+
+/// The bench-only flood server of the standalone-stream check.
+pub(crate) const FLOOD: ServerKind = ServerKind {
+    key: "flood",
+    label: "ours, parts dropped (mcp-flood)",
+    description: "`mcp-flood`: our server configured as the echo server's default, HTTP/1.1 \
+                  only, with a `flood` tool; its sessions drop the `initialize` request's \
+                  `http::request::Parts` at once, where the echo server keeps them",
+    program: Program::Bench("mcp-flood"),
+    args: &[],
+};
+
+/// Where the programs are, and how to pin them.
+#[derive(Debug, Clone)]
+pub(crate) struct Launcher {
+    /// The `benches` binaries.
+    pub(crate) bin_dir: PathBuf,
+    /// The echo server example.
+    pub(crate) echo_server: PathBuf,
+    /// Pin servers to CPU 0 and the load generator to CPU 1.
+    pub(crate) pin: bool,
+}
+
+impl Launcher {
+    /// Whether pinning is possible: two cores or more, and `taskset`.
+    pub(crate) fn can_pin() -> bool {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cores >= 2
+            && Command::new("taskset")
+                .arg("-V")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+    }
+
+    /// A command running `program args` on `cpu` (when pinning), with the file descriptor
+    /// limit raised to the hard limit (ten thousand idle sessions need as many sockets).
+    fn command(&self, cpu: u8, program: &Path, args: &[String]) -> Command {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            r#"ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@""#,
+            "sh",
+        ]);
+        if self.pin {
+            command.args(["taskset", "-c", &cpu.to_string()]);
+        }
+        command.arg(program).args(args);
+        command.env_remove("RUST_LOG");
+        command
+    }
+
+    /// Starts a server and waits for its `listening on URL` line.
+    pub(crate) fn start(&self, kind: &ServerKind) -> anyhow::Result<Server> {
+        let program = match kind.program {
+            Program::EchoServer => self.echo_server.clone(),
+            Program::Bench(name) => self.bin_dir.join(name),
+        };
+        if !program.exists() {
+            bail!(
+                "{} not found: build it in release first (cargo build --release -p benches \
+                 --bins; cargo build --release --example echo_server)",
+                program.display()
+            );
+        }
+        let mut args = vec!["--addr".to_owned(), "127.0.0.1:0".to_owned()];
+        args.extend(kind.args.iter().map(|a| (*a).to_owned()));
+        // Whatever a server says on stderr goes to a file: nothing it prints can slow the
+        // suite down, and the file is there to read if it fails.
+        let log = std::env::temp_dir().join(format!("mcp-load-suite-{}.log", kind.key));
+        let stderr =
+            std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let mut child = self
+            .command(0, &program, &args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .with_context(|| format!("starting {}", program.display()))?;
+        let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+        let mut line = String::new();
+        stdout.read_line(&mut line)?;
+        let Some(url) = line.trim().strip_prefix("listening on ") else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "{} did not start: {line:?} (its stderr is in {})",
+                kind.key,
+                log.display()
+            );
+        };
+        let url = url.to_owned();
+        // Whatever else it prints is read and dropped, so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let _ = stdout.read_to_end(&mut Vec::new());
+        });
+        Ok(Server {
+            pid: child.id(),
+            child,
+            url,
+        })
+    }
+
+    /// Runs the load generator with `args` and reads its `--json` report.
+    pub(crate) fn load<R: DeserializeOwned>(&self, args: &[String]) -> anyhow::Result<R> {
+        let program = self.bin_dir.join("mcp-load");
+        let mut args = args.to_vec();
+        args.push("--json".to_owned());
+        let output = self
+            .command(1, &program, &args)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running {}", program.display()))?;
+        if !output.status.success() {
+            bail!(
+                "mcp-load {} failed ({}): {}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        serde_json::from_slice(&output.stdout).with_context(|| {
+            format!(
+                "mcp-load printed something else than its report: {}",
+                String::from_utf8_lossy(&output.stdout)
+            )
+        })
+    }
+}
+
+/// A running server; stopped (killed) when dropped.
+#[derive(Debug)]
+pub(crate) struct Server {
+    child: Child,
+    /// Its process id, for `/proc`.
+    pub(crate) pid: u32,
+    /// The MCP endpoint.
+    pub(crate) url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
