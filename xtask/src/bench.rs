@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: the criterion benchmarks of the `benches` package.
+//! `cargo xtask bench`: the criterion benchmarks of the `benches` package, and with `--load`
+//! the load benchmark (`benches/load/`), which rewrites `BENCHMARKS.md`.
 
 use anyhow::Result;
 
@@ -8,7 +9,10 @@ use crate::{UsageError, cmd};
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Options {
     /// Passed to criterion after `--`: a benchmark filter, `--quick`, `--save-baseline NAME`...
+    /// With `--load`, passed to `mcp-load-suite` instead (`--duration 2`, `--servers ours`...).
     criterion_args: Vec<String>,
+    /// Run the load benchmark instead of the criterion benchmarks.
+    load: bool,
 }
 
 impl Options {
@@ -20,16 +24,7 @@ impl Options {
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--" => options.criterion_args.extend(args.by_ref().cloned()),
-                // The load benchmark (a server under many concurrent sessions) comes later: when
-                // it lands, parse `--load` into a field here and run it from `run` below.
-                "--load" => {
-                    return Err(UsageError {
-                        message: "--load is not implemented yet; tracked in the load-benchmark \
-                                  issue"
-                            .into(),
-                        show_usage: false,
-                    });
-                }
+                "--load" => options.load = true,
                 _ => options.criterion_args.push(arg.clone()),
             }
         }
@@ -38,10 +33,42 @@ impl Options {
 }
 
 pub(crate) fn run(options: &Options) -> Result<()> {
+    if options.load {
+        return run_load(options);
+    }
     let mut command = cmd::cargo(&["bench", "--package", "benches"]);
     if !options.criterion_args.is_empty() {
         command.arg("--").args(&options.criterion_args);
     }
+    cmd::run(&mut command)
+}
+
+/// Builds the servers and the load generator in release and runs `mcp-load-suite`, which
+/// pins each server to one core and the generator to the other and writes `BENCHMARKS.md`.
+fn run_load(options: &Options) -> Result<()> {
+    cmd::run(&mut cmd::cargo(&[
+        "build",
+        "--release",
+        "--package",
+        "benches",
+        "--bins",
+    ]))?;
+    cmd::run(&mut cmd::cargo(&[
+        "build",
+        "--release",
+        "--package",
+        "examples",
+        "--example",
+        "echo_server",
+    ]))?;
+    let suite = cmd::target_dir()?.join("release").join("mcp-load-suite");
+    let output = crate::project_root().join("BENCHMARKS.md");
+    let mut command = std::process::Command::new(suite);
+    command
+        .arg("--output")
+        .arg(output)
+        .args(&options.criterion_args)
+        .current_dir(crate::project_root());
     cmd::run(&mut command)
 }
 
@@ -63,12 +90,10 @@ mod tests {
     }
 
     #[test]
-    fn load_is_refused_until_it_exists() {
-        let error = Options::parse(&args("--load")).unwrap_err();
-        assert_eq!(
-            error.message,
-            "--load is not implemented yet; tracked in the load-benchmark issue"
-        );
-        assert!(!error.show_usage);
+    fn load_selects_the_load_benchmark_and_passes_its_arguments() {
+        let options = Options::parse(&args("--load -- --duration 2")).unwrap();
+        assert!(options.load);
+        assert_eq!(options.criterion_args, ["--duration", "2"]);
+        assert!(!Options::parse(&args("--quick")).unwrap().load);
     }
 }

@@ -5,7 +5,7 @@
 //!   failure: `fmt`, `clippy`, `test`, `doc`, `interop`. `.ci/run` and the GitHub workflow call
 //!   this.
 //! - `cargo xtask bench [--] [CRITERION_ARGS...]`: the criterion benchmarks of `benches/`
-//!   (`--load`, the load benchmark, is refused until it exists).
+//!   (`--load`: the load benchmark, which rewrites `BENCHMARKS.md`).
 //! - `cargo xtask interop [--list] [FILTER]...`: our server against the official TypeScript and
 //!   Python SDK clients (`interop/`), each pair a real server process and a real client process.
 //!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
@@ -42,7 +42,7 @@ commands:
                               (steps: fmt, clippy, test, doc, interop, conformance)
   bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
                               passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
-  bench --load                the load benchmark (not implemented yet)
+  bench --load [-- ARGS...]   the load benchmark: rewrites BENCHMARKS.md (about 5 minutes)
   interop [FILTER]...         run our server against the TypeScript and Python SDK clients,
                               installing the pinned SDKs under .tools/ first; FILTERs pick the
                               pairs whose names contain one, e.g. `cargo xtask interop py-client`
