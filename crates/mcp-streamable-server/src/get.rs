@@ -62,16 +62,7 @@ pub(crate) async fn handle_get<B>(
 /// S23: a shutting-down server ends standalone streams and does not open new ones, which
 /// clients that reconnect would otherwise do at once. Request streams may still be resumed.
 fn refuse_standalone_in_shutdown(shared: &Shared) -> Result<(), Reject> {
-    if shared
-        .shutting_down
-        .load(std::sync::atomic::Ordering::Acquire)
-    {
-        return Err(Reject::new(
-            Kind::Unavailable,
-            "the server is shutting down: no new streams",
-        ));
-    }
-    Ok(())
+    shared.refuse_when_shutting_down("no new streams")
 }
 
 /// A new standalone stream; one already open is replaced, and what it had not written goes to

@@ -1,7 +1,6 @@
 //! POST: messages from the client (S2-S10, S19, S20).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
@@ -161,12 +160,7 @@ async fn start_session(
     body: Body,
     version: Option<&'static str>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    if shared.shutting_down.load(Ordering::Acquire) {
-        return Err(Reject::new(
-            Kind::Unavailable,
-            "the server is shutting down",
-        ));
-    }
+    shared.refuse_when_shutting_down("no new sessions")?;
     let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
     let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
     let session = Session::new(id, Arc::clone(shared), tx, false);
@@ -208,12 +202,7 @@ async fn serve_stateless(
     body: Body,
     version: Option<&'static str>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    if shared.shutting_down.load(Ordering::Acquire) {
-        return Err(Reject::new(
-            Kind::Unavailable,
-            "the server is shutting down",
-        ));
-    }
+    shared.refuse_when_shutting_down("no new requests")?;
     let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
     let session = Session::new(Arc::from(""), Arc::clone(shared), tx, true);
     shared.registry.insert_transient(&session);

@@ -55,6 +55,17 @@ impl Shared {
         ));
     }
 
+    /// S23: refuses new work while the service shuts down, saying what is refused.
+    pub(crate) fn refuse_when_shutting_down(&self, refused: &str) -> Result<(), Reject> {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(Reject::new(
+                Kind::Unavailable,
+                format!("the server is shutting down: {refused}"),
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn allow(&self) -> &'static str {
         match self.config.mode {
             Mode::Stateless => "POST",
