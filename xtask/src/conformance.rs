@@ -23,6 +23,7 @@ use anyhow::{Context, Result, bail};
 use crate::UsageError;
 use crate::cmd::{build_example, target_dir};
 use crate::peer::{self, Ended, Server};
+use crate::select::Selection;
 use crate::tools;
 
 /// The protocol revision the suite tests.
@@ -46,35 +47,13 @@ const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
 /// The suite's entry point, under `conformance/node_modules`.
 const SUITE_JS: &str = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
 
-/// The options of `cargo xtask conformance`.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Options {
-    /// Run only the scenarios whose names (`server/NAME`, `client/NAME`) contain one of these.
-    filters: Vec<String>,
-    /// Print the scenarios instead of running them.
-    list: bool,
-}
+/// The options of `cargo xtask conformance`: `[--list] [FILTER]...` over the scenario names
+/// `server/NAME` and `client/NAME`.
+pub(crate) type Options = Selection;
 
-impl Options {
-    pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
-        let mut options = Options::default();
-        for arg in args {
-            match arg.as_str() {
-                "--list" => options.list = true,
-                _ if arg.starts_with('-') => {
-                    return Err(UsageError::new(format!(
-                        "unknown option '{arg}' for conformance"
-                    )));
-                }
-                _ => options.filters.push(arg.clone()),
-            }
-        }
-        Ok(options)
-    }
-
-    fn selects(&self, name: &str) -> bool {
-        self.filters.is_empty() || self.filters.iter().any(|f| name.contains(f.as_str()))
-    }
+/// Parses the arguments of `cargo xtask conformance`.
+pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
+    Selection::parse(args, "conformance")
 }
 
 /// The installed suite.
@@ -543,13 +522,13 @@ mod tests {
 
     #[test]
     fn options_take_filters_and_list() {
-        let options = Options::parse(&args("--list sse")).unwrap();
+        let options = parse(&args("--list sse")).unwrap();
         assert!(options.list);
         assert!(options.selects("server/server-sse-polling"));
         assert!(options.selects("client/sse-retry"));
         assert!(!options.selects("server/ping"));
-        assert!(Options::parse(&[]).unwrap().selects("server/ping"));
-        assert!(Options::parse(&args("--fast")).unwrap_err().show_usage);
+        assert!(parse(&[]).unwrap().selects("server/ping"));
+        assert!(parse(&args("--fast")).unwrap_err().show_usage);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use crate::UsageError;
 use crate::cmd::{build_example, target_dir};
 use crate::peer::{self, Ended, Server};
+use crate::select::Selection;
 use crate::tools;
 
 /// One side of a pair.
@@ -106,54 +107,35 @@ impl Pair {
     }
 }
 
-/// The options of `cargo xtask interop`.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Options {
-    /// Run only the pairs whose names contain one of these (`py-client`, `json`).
-    filters: Vec<String>,
-    /// Print the pairs instead of running them.
-    list: bool,
+/// The options of `cargo xtask interop`: `[--list] [FILTER]...` over the pair names
+/// (`py-client`, `json`).
+pub(crate) type Options = Selection;
+
+/// Parses the arguments of `cargo xtask interop`; a filter must match some pair.
+pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
+    let options = Selection::parse(args, "interop")?;
+    if !options.filters.is_empty() && selected(&options).is_empty() {
+        let filters = options.filters.join("', '");
+        return Err(UsageError {
+            message: format!(
+                "no interop pair matches '{filters}' (see `cargo xtask interop --list`)"
+            ),
+            show_usage: false,
+        });
+    }
+    Ok(options)
 }
 
-impl Options {
-    pub(crate) fn parse(args: &[String]) -> Result<Options, UsageError> {
-        let mut options = Options::default();
-        for arg in args {
-            match arg.as_str() {
-                "--list" => options.list = true,
-                _ if arg.starts_with('-') => {
-                    return Err(UsageError::new(format!(
-                        "unknown option '{arg}' for interop"
-                    )));
-                }
-                _ => options.filters.push(arg.clone()),
-            }
-        }
-        if !options.filters.is_empty() && options.selected().is_empty() {
-            let filters = options.filters.join("', '");
-            return Err(UsageError {
-                message: format!(
-                    "no interop pair matches '{filters}' (see `cargo xtask interop --list`)"
-                ),
-                show_usage: false,
-            });
-        }
-        Ok(options)
-    }
-
-    fn selected(&self) -> Vec<&'static Pair> {
-        PAIRS
-            .iter()
-            .filter(|pair| {
-                let name = pair.to_string();
-                self.filters.is_empty() || self.filters.iter().any(|f| name.contains(f.as_str()))
-            })
-            .collect()
-    }
+/// The pairs `options` selects, in the order they run.
+fn selected(options: &Options) -> Vec<&'static Pair> {
+    PAIRS
+        .iter()
+        .filter(|pair| options.selects(&pair.to_string()))
+        .collect()
 }
 
 pub(crate) fn run(options: &Options) -> Result<()> {
-    let pairs = options.selected();
+    let pairs = selected(options);
     if options.list {
         for pair in pairs {
             println!("{pair}");
@@ -384,22 +366,22 @@ mod tests {
 
     #[test]
     fn filters_select_pairs_and_must_match_one() {
-        let options = Options::parse(&args("py-client stateless")).unwrap();
-        let names: Vec<String> = options.selected().iter().map(|p| p.to_string()).collect();
+        let options = parse(&args("py-client stateless")).unwrap();
+        let names: Vec<String> = selected(&options).iter().map(|p| p.to_string()).collect();
         assert_eq!(names.len(), 6, "{names:?}");
         assert!(
             names
                 .iter()
                 .all(|n| n.contains("py-client") || n.contains("stateless"))
         );
-        assert_eq!(Options::parse(&[]).unwrap().selected().len(), PAIRS.len());
-        assert!(Options::parse(&args("--list")).unwrap().list);
-        let error = Options::parse(&args("rust-client")).unwrap_err();
+        assert_eq!(selected(&parse(&[]).unwrap()).len(), PAIRS.len());
+        assert!(parse(&args("--list")).unwrap().list);
+        let error = parse(&args("rust-client")).unwrap_err();
         assert_eq!(
             error.message,
             "no interop pair matches 'rust-client' (see `cargo xtask interop --list`)"
         );
-        assert!(Options::parse(&args("--fast")).unwrap_err().show_usage);
+        assert!(parse(&args("--fast")).unwrap_err().show_usage);
     }
 
     #[test]

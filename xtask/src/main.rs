@@ -25,6 +25,7 @@ mod cmd;
 mod conformance;
 mod interop;
 mod peer;
+mod select;
 #[cfg(test)]
 mod tidy;
 mod tools;
@@ -121,8 +122,8 @@ fn parse(args: &[String]) -> Result<Command, UsageError> {
         "help" | "-h" | "--help" => Ok(Command::Help),
         "ci" => ci::Options::parse(rest).map(Command::Ci),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
-        "interop" => interop::Options::parse(rest).map(Command::Interop),
-        "conformance" => conformance::Options::parse(rest).map(Command::Conformance),
+        "interop" => interop::parse(rest).map(Command::Interop),
+        "conformance" => conformance::parse(rest).map(Command::Conformance),
         other => Err(UsageError::new(format!("unknown command '{other}'"))),
     }
 }
