@@ -68,6 +68,29 @@ pub enum Mode {
     Stateless,
 }
 
+/// Which families of the protocol a server serves on its endpoint (M1).
+///
+/// The session-based family (revisions 2025-03-26 to 2025-11-25: `initialize`, sessions, the
+/// GET stream, resumption) and the per-request family (2026-07-28 and later: every request
+/// carries its version and the client's capabilities in `params._meta`, and is served on its
+/// own). Each POST is classified by its own content, so clients of both can use one endpoint
+/// at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Eras {
+    /// Both, each POST as it comes (the default).
+    #[default]
+    Both,
+    /// The session-based family only: a per-request POST is answered as a 2025-11-25 server
+    /// answers it (400, `MCP-Protocol-Version` unsupported), which tells dual-era clients to
+    /// fall back to `initialize`.
+    LegacyOnly,
+    /// The per-request family only: `initialize` and every other session-based POST are
+    /// answered 400 with `UnsupportedProtocolVersion` (-32022) listing the versions served,
+    /// GET and DELETE with 405.
+    ModernOnly,
+}
+
 /// The configuration of a [`StreamableHttpService`](crate::StreamableHttpService).
 ///
 /// Start from [`Config::default`] and change what you need:
@@ -85,6 +108,7 @@ pub enum Mode {
 #[derive(Clone)]
 pub struct Config {
     pub(crate) mode: Mode,
+    pub(crate) eras: Eras,
     pub(crate) json_response: bool,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
     pub(crate) max_body_bytes: usize,
@@ -102,6 +126,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             mode: Mode::Stateful,
+            eras: Eras::Both,
             json_response: false,
             event_store: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -121,6 +146,7 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("mode", &self.mode)
+            .field("eras", &self.eras)
             .field("json_response", &self.json_response)
             .field("event_store", &self.event_store.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
@@ -140,6 +166,18 @@ impl Config {
     /// Stateful (sessions) or stateless (S20). Default: stateful.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Which families of the protocol are served (M1). Default: [`Eras::Both`].
+    ///
+    /// A per-request (2026-07-28) request is served by a [`ServerConnection`] of its own,
+    /// which the factory gets like a new session's, and which ends with the request; its
+    /// `protocol_version` says 2026-07-28. See the crate docs.
+    ///
+    /// [`ServerConnection`]: crate::ServerConnection
+    pub fn eras(mut self, eras: Eras) -> Self {
+        self.eras = eras;
         self
     }
 

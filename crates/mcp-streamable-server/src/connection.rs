@@ -30,7 +30,8 @@ impl ServerConnection {
         }
     }
 
-    /// The session id, or `None` in stateless mode.
+    /// The session id, or `None` in stateless mode and for a per-request (2026-07-28)
+    /// connection.
     pub fn session_id(&self) -> Option<&str> {
         self.sender.session_id()
     }
@@ -75,12 +76,14 @@ pub struct ServerSender {
 }
 
 impl ServerSender {
-    /// The session id, or `None` in stateless mode.
+    /// The session id, or `None` in stateless mode and for a per-request (2026-07-28)
+    /// connection.
     pub fn session_id(&self) -> Option<&str> {
         Some(&*self.session.id).filter(|id| !id.is_empty())
     }
 
-    /// The protocol version negotiated by `initialize`, or 2025-03-26 before it is known.
+    /// The protocol version negotiated by `initialize`, or 2025-03-26 before it is known; for
+    /// a per-request connection, the version its request named (2026-07-28).
     pub fn protocol_version(&self) -> &'static str {
         self.session.version()
     }

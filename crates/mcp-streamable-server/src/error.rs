@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use http::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
-use mcp_jsonrpc::{ErrorObject, Id, code};
+use mcp_jsonrpc::{ErrorObject, Id, RawValue, code};
 
 use crate::body::ResponseBody;
 
@@ -16,6 +16,33 @@ pub mod codes {
     pub const TRANSPORT_ERROR: i64 = -32000;
     /// The session id is unknown or its session ended (HTTP 404).
     pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// 2026-07-28: the request's headers disagree with its body, or a required one is missing
+    /// or malformed (HTTP 400, M4).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP
+    /// 400). Applications answer it; the transport only maps its status (M5).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: the requested protocol version is not served; `data` lists the supported
+    /// ones (HTTP 400, M3).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// The HTTP status of a per-request (2026-07-28) reply whose response is an error with
+    /// `code` (M5): 404 for method not found, 400 for the errors of a malformed or unsupported
+    /// request, `None` (200) for every other error, which the request reached the application
+    /// to earn.
+    pub fn status_of(code: i64) -> Option<http::StatusCode> {
+        use mcp_jsonrpc::code::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+        match code {
+            METHOD_NOT_FOUND => Some(http::StatusCode::NOT_FOUND),
+            PARSE_ERROR
+            | INVALID_REQUEST
+            | INVALID_PARAMS
+            | HEADER_MISMATCH
+            | MISSING_REQUIRED_CLIENT_CAPABILITY
+            | UNSUPPORTED_PROTOCOL_VERSION => Some(http::StatusCode::BAD_REQUEST),
+            _ => None,
+        }
+    }
 }
 
 /// Why a request is refused. The status of each is in [`Reject::status`].
@@ -33,6 +60,8 @@ pub(crate) enum Kind {
     Forbidden,
     /// S7, S16: no session with that id.
     SessionNotFound,
+    /// M5: a per-request (2026-07-28) method the server does not serve.
+    MethodNotFound,
     /// S18, S23: no room for a session, or shutting down.
     Unavailable,
     /// Everything else the client must fix: malformed bodies, bad or missing headers...
@@ -48,6 +77,7 @@ pub(crate) struct Reject {
     pub(crate) code: i64,
     pub(crate) message: String,
     pub(crate) id: Option<Id>,
+    pub(crate) data: Option<Box<RawValue>>,
 }
 
 impl Reject {
@@ -62,7 +92,30 @@ impl Reject {
             code,
             message: message.into(),
             id: None,
+            data: None,
         }
+    }
+
+    /// A refusal with a JSON-RPC `code` of the 2026-07-28 family, its status decided by
+    /// [`codes::status_of`] (M5).
+    pub(crate) fn rpc(code: i64, message: impl Into<String>) -> Self {
+        let kind = match codes::status_of(code) {
+            Some(StatusCode::NOT_FOUND) => Kind::MethodNotFound,
+            _ => Kind::BadRequest,
+        };
+        Reject {
+            kind,
+            code,
+            message: message.into(),
+            id: None,
+            data: None,
+        }
+    }
+
+    /// Sets the error's `data`.
+    pub(crate) fn with_data(mut self, data: Box<RawValue>) -> Self {
+        self.data = Some(data);
+        self
     }
 
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
@@ -94,6 +147,7 @@ impl Reject {
             code: obj.code,
             message: obj.message,
             id: None,
+            data: None,
         }
     }
 
@@ -105,7 +159,7 @@ impl Reject {
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Kind::Forbidden => StatusCode::FORBIDDEN,
-            Kind::SessionNotFound => StatusCode::NOT_FOUND,
+            Kind::SessionNotFound | Kind::MethodNotFound => StatusCode::NOT_FOUND,
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Kind::BadRequest => StatusCode::BAD_REQUEST,
             Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -114,7 +168,11 @@ impl Reject {
 
     pub(crate) fn into_response(self, allow: &'static str) -> Response<ResponseBody> {
         let status = self.status();
-        let body = mcp_jsonrpc::Response::error(self.id, ErrorObject::new(self.code, self.message));
+        let mut error = ErrorObject::new(self.code, self.message);
+        if let Some(data) = self.data {
+            error = error.with_data(data);
+        }
+        let body = mcp_jsonrpc::Response::error(self.id, error);
         let mut response = Response::new(ResponseBody::full(Bytes::from(body.to_vec())));
         *response.status_mut() = status;
         let headers = response.headers_mut();

@@ -10,8 +10,35 @@ pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The resumption header of a GET (S11).
 pub const LAST_EVENT_ID: &str = "last-event-id";
 
+/// The method header of the 2026-07-28 protocol (M4).
+pub const MCP_METHOD: &str = "mcp-method";
+/// The name header of the 2026-07-28 protocol (M4): the tool, prompt or resource a request
+/// names.
+pub const MCP_NAME: &str = "mcp-name";
+
 /// The protocol revisions of the session-based family, oldest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The protocol revisions of the per-request family (2026-07-28 and later), oldest first.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// The first revision of the per-request family.
+const FIRST_MODERN_VERSION: &str = "2026-07-28";
+
+/// Whether `version` names a revision of the per-request family (M1): a `YYYY-MM-DD` date no
+/// earlier than 2026-07-28, whether this server speaks it or not.
+pub(crate) fn is_modern_version(version: &str) -> bool {
+    let b = version.as_bytes();
+    let date_shaped = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    date_shaped && version >= FIRST_MODERN_VERSION
+}
 
 /// The version assumed when a request carries no `MCP-Protocol-Version` and no session knows
 /// better (S8).
@@ -159,6 +186,24 @@ mod tests {
             &["application/json-seq"]
         )));
         assert!(!is_json_content_type(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn m1_modern_versions_are_dates_from_2026_07_28() {
+        for v in ["2026-07-28", "2026-12-01", "2099-01-01"] {
+            assert!(is_modern_version(v), "{v}");
+        }
+        for v in [
+            "2025-11-25",
+            "2026-07-27",
+            "",
+            "draft",
+            "zzzz-zz-zz",
+            "2026-7-28",
+            "2026-07-28x",
+        ] {
+            assert!(!is_modern_version(v), "{v}");
+        }
     }
 
     #[test]

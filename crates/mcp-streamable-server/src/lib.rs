@@ -4,7 +4,8 @@
 //! sessions (each one a [`ServerConnection`] handed to your application, which implements
 //! `mcp_transport::Connection`), routes every outgoing message to the stream of the request it
 //! relates to, and, with an [`EventStore`], lets clients resume broken streams. The wire
-//! behaviour it promises is the `S` rows of the project's `SPEC.md`, each pinned by a test.
+//! behaviour it promises is the `S` and `M` rows of the project's `SPEC.md`, each pinned by a
+//! test.
 //!
 //! ```no_run
 //! use mcp_jsonrpc::{Message, Response, to_raw_value};
@@ -33,6 +34,34 @@
 //! goes there too; everything else, and anything related to a request already answered, goes
 //! on the standalone GET stream. Nothing is dropped silently.
 //!
+//! # The per-request protocol of 2026-07-28 (M1-M6)
+//!
+//! The service serves both families on one endpoint ([`Config::eras`] can refuse either), and
+//! classifies each POST by itself: one whose `params._meta` names a protocol version, or whose
+//! `MCP-Protocol-Version` header names 2026-07-28 or later, is per-request; everything else
+//! (`initialize`, session traffic, GET, DELETE) is session-based. A per-request POST:
+//!
+//! - is checked before the application sees it, in this order, each refusal a 400 carrying
+//!   the request's id: `_meta` carries the version and the client's capabilities (-32602);
+//!   the `MCP-Protocol-Version` header agrees with it ([`codes::HEADER_MISMATCH`]); the
+//!   version is one of [`MODERN_VERSIONS`] ([`codes::UNSUPPORTED_PROTOCOL_VERSION`], its
+//!   `data` listing what is served); then `Mcp-Method` and `Mcp-Name` agree with the body,
+//!   after trimming and `=?base64?...?=` decoding (-32020, saying which header and why);
+//! - is served by a [`ServerConnection`] of its own: the factory runs for it as for a new
+//!   session, with no session id, and [`ServerSender::protocol_version`] says 2026-07-28. The
+//!   connection ends with the request. Requests to the client and messages unrelated to the
+//!   request fail at once (a 2026-07-28 server asks through an `InputRequiredResult`);
+//! - is answered once the application's first message for it is known: its response alone
+//!   as JSON, with the status its error calls for ([`codes::status_of`]: 404 for -32601, 400
+//!   for the protocol's request errors); a notification first, or one keep-alive period of
+//!   silence, makes it an SSE stream without event ids;
+//! - is cancelled when the client closes the stream (or leaves before the reply): the
+//!   application reads a `notifications/cancelled` for it, then the end of the connection,
+//!   and anything it sends after fails.
+//!
+//! GET and DELETE naming a 2026-07-28 version are 405, as are all of them on a server of the
+//! per-request family only.
+//!
 //! # Memory (S22)
 //!
 //! Per session: at most [`Config::max_buffered_bytes`] of messages waiting for slow or absent
@@ -50,6 +79,7 @@ mod error;
 mod event_store;
 mod get;
 mod headers;
+mod modern;
 mod origin;
 mod post;
 mod registry;
@@ -60,7 +90,8 @@ mod stream;
 pub use body::ResponseBody;
 pub use config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Mode,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Eras,
+    Mode,
 };
 pub use connection::{ServerConnection, ServerSender};
 pub use error::codes;
@@ -68,5 +99,8 @@ pub use event_store::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
     ReplayError, StoreError, StoreFuture, StoredEvent,
 };
-pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS};
+pub use headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+};
 pub use service::StreamableHttpService;

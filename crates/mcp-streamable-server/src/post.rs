@@ -11,12 +11,15 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::body::ResponseBody;
-use crate::config::Mode;
+use crate::config::{Eras, Mode};
 use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject};
-use crate::headers::{self, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS};
+use crate::headers::{
+    self, DEFAULT_NEGOTIATED_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS,
+};
+use crate::modern::{self, Era};
 use crate::service::Shared;
-use crate::session::{Ending, Session};
+use crate::session::{Ending, Lifetime, Session};
 use crate::stream::{JsonWait, OnEnd, SseBody, priming};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -44,8 +47,19 @@ where
             "Content-Type must be application/json",
         ));
     }
-    let version = protocol_version(&parts.headers)?;
-    let session_id = session_id(&parts.headers)?.map(str::to_owned);
+    // The version header is read for what it says of the family first (M1): a 2026-07-28 one
+    // is checked against the body, a session-based one here (S8).
+    let header_version = headers::single(&parts.headers, MCP_PROTOCOL_VERSION).unwrap_or(None);
+    let modern_header = header_version.is_some_and(headers::is_modern_version)
+        && shared.config.eras != Eras::LegacyOnly;
+    let legacy_checks = if modern_header {
+        None
+    } else {
+        Some((
+            protocol_version(&parts.headers),
+            session_id(&parts.headers).map(|id| id.map(str::to_owned)),
+        ))
+    };
     let bytes = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
     // S21: from here on, a refusal of one request answers with its id.
@@ -53,9 +67,24 @@ where
         Body::Single(Message::Request(r)) => Some(r.id.clone()),
         _ => None,
     };
-    dispatch(shared, parts, body, version, session_id)
-        .await
-        .map_err(|r| r.with_id(request_id.as_ref()))
+    let era = match legacy_checks {
+        None => Era::Modern,
+        Some(_) => modern::classify(shared.config.eras, header_version, &body),
+    };
+    let served = match (era, legacy_checks) {
+        (Era::Modern, _) => modern::serve(shared, parts, body).await,
+        (Era::Legacy, _) if shared.config.eras == Eras::ModernOnly => {
+            Err(legacy_refused(&body, header_version))
+        }
+        (Era::Legacy, Some((version, session_id))) => {
+            // Refusals of the headers alone carry no id (S21), as if made before the body.
+            let version = version?;
+            let session_id = session_id?;
+            dispatch(shared, parts, body, version, session_id).await
+        }
+        (Era::Legacy, None) => unreachable!("a modern header makes a modern POST"),
+    };
+    served.map_err(|r| r.with_id(request_id.as_ref()))
 }
 
 async fn dispatch(
@@ -91,6 +120,29 @@ async fn dispatch(
                 .await
         }
     }
+}
+
+/// A session-based POST to a server of the per-request family only: -32022, naming the
+/// version the client asked for (its `initialize`'s, or its header's).
+fn legacy_refused(body: &Body, header: Option<&str>) -> Reject {
+    #[derive(serde::Deserialize)]
+    struct Initialize<'a> {
+        #[serde(rename = "protocolVersion", borrow)]
+        protocol_version: std::borrow::Cow<'a, str>,
+    }
+    let asked = body.messages().iter().find_map(|m| match m {
+        Message::Request(r) if m.is_initialize() => r
+            .parse_params::<Initialize<'_>>()
+            .ok()
+            .map(|p| p.protocol_version.into_owned()),
+        _ => None,
+    });
+    let requested = asked.or(header.map(str::to_owned));
+    modern::unsupported_version(
+        Eras::ModernOnly,
+        requested.as_deref().unwrap_or(DEFAULT_NEGOTIATED_VERSION),
+        "; this server serves only the per-request protocol (no initialize, no sessions)",
+    )
 }
 
 /// The `MCP-Protocol-Version` header, checked (S8).
@@ -163,7 +215,7 @@ async fn start_session(
     shared.refuse_when_shutting_down("no new sessions")?;
     let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
     let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
-    let session = Session::new(id, Arc::clone(shared), tx, false);
+    let session = Session::new(id, Arc::clone(shared), tx, Lifetime::Session);
     match shared
         .registry
         .insert(Arc::clone(&session), shared.config.max_sessions)
@@ -204,7 +256,7 @@ async fn serve_stateless(
 ) -> Result<Response<ResponseBody>, Reject> {
     shared.refuse_when_shutting_down("no new requests")?;
     let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
-    let session = Session::new(Arc::from(""), Arc::clone(shared), tx, true);
+    let session = Session::new(Arc::from(""), Arc::clone(shared), tx, Lifetime::Post);
     shared.registry.insert_transient(&session);
     shared.start(
         ServerConnection::new(rx, Arc::clone(&session)),

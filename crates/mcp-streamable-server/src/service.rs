@@ -13,7 +13,7 @@ use bytes::Buf;
 use http::{Method, Request, Response};
 
 use crate::body::ResponseBody;
-use crate::config::{Config, Mode};
+use crate::config::{Config, Eras, Mode};
 use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject};
 use crate::registry::Registry;
@@ -65,13 +65,14 @@ impl Shared {
         }
         Ok(())
     }
+}
 
-    pub(crate) fn allow(&self) -> &'static str {
-        match self.config.mode {
-            Mode::Stateless => "POST",
-            Mode::Stateful => "GET, POST, DELETE",
-        }
-    }
+/// Whether a request's `MCP-Protocol-Version` names a per-request revision (M1).
+fn names_modern_version(headers: &http::HeaderMap) -> bool {
+    crate::headers::single(headers, crate::MCP_PROTOCOL_VERSION)
+        .ok()
+        .flatten()
+        .is_some_and(crate::headers::is_modern_version)
 }
 
 /// The request parts, with header values and URI copied out of the connection's read buffer.
@@ -194,32 +195,37 @@ impl StreamableHttpService {
         B::Error: Into<BoxError>,
     {
         let shared = &self.shared;
+        let config = &shared.config;
+        // M2: GET and DELETE belong to sessions, which the per-request family has none of.
+        let sessions = config.mode == Mode::Stateful
+            && config.eras != Eras::ModernOnly
+            && !(config.eras == Eras::Both && names_modern_version(request.headers()));
+        let allow = if sessions {
+            "GET, POST, DELETE"
+        } else {
+            "POST"
+        };
         let result = async {
-            let config = &shared.config;
             origin::check(
                 &config.allowed_hosts,
                 &config.allowed_origins,
                 request.headers(),
                 request.uri().authority().map(|a| a.as_str()),
             )?;
-            let stateful = config.mode == Mode::Stateful;
             match *request.method() {
                 Method::POST => post::handle(shared, request).await,
-                Method::GET if stateful => get::handle_get(shared, request).await,
-                Method::DELETE if stateful => get::handle_delete(shared, request).await,
+                Method::GET if sessions => get::handle_get(shared, request).await,
+                Method::DELETE if sessions => get::handle_delete(shared, request).await,
                 ref other => Err(Reject::new(
                     Kind::MethodNotAllowed,
-                    format!(
-                        "method {other} is not allowed; this endpoint serves {}",
-                        shared.allow()
-                    ),
+                    format!("method {other} is not allowed; this endpoint serves {allow}"),
                 )),
             }
         }
         .await;
         result.unwrap_or_else(|reject| {
             tracing::debug!(status = %reject.status(), message = %reject.message, "request refused");
-            reject.into_response(shared.allow())
+            reject.into_response(allow)
         })
     }
 

@@ -41,7 +41,23 @@ pub(crate) struct Session {
     #[cfg(test)]
     pub(crate) locks: AtomicU64,
     pub(crate) span: tracing::Span,
+    /// Lives for one POST (stateless mode, or a per-request one): kept apart from the
+    /// registry's sessions, which clients name by id.
     pub(crate) stateless: bool,
+    /// Serves one request of the 2026-07-28 family (M6).
+    per_request: bool,
+}
+
+/// How long a session lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lifetime {
+    /// Until DELETE, idle timeout, eviction, shutdown or the application's close: the
+    /// session-based family.
+    Session,
+    /// One POST: stateless mode (S20).
+    Post,
+    /// One request of the per-request (2026-07-28) family, in this protocol version (M6).
+    Request(&'static str),
 }
 
 pub(crate) struct State {
@@ -94,8 +110,13 @@ impl Session {
         id: Arc<str>,
         shared: Arc<Shared>,
         incoming: mpsc::Sender<Message>,
-        stateless: bool,
+        lifetime: Lifetime,
     ) -> Arc<Session> {
+        let stateless = lifetime != Lifetime::Session;
+        let version = match lifetime {
+            Lifetime::Request(version) => version,
+            _ => DEFAULT_NEGOTIATED_VERSION,
+        };
         let span = if stateless {
             tracing::debug_span!("mcp.session", session_id = tracing::field::Empty)
         } else {
@@ -113,7 +134,7 @@ impl Session {
             store,
             state: Mutex::new(State {
                 closed: false,
-                version: DEFAULT_NEGOTIATED_VERSION,
+                version,
                 init_request: None,
                 incoming: Some(incoming),
                 next_stream: STANDALONE + 1,
@@ -129,6 +150,7 @@ impl Session {
             locks: AtomicU64::new(0),
             span,
             stateless,
+            per_request: matches!(lifetime, Lifetime::Request(_)),
         })
     }
 
@@ -259,6 +281,13 @@ impl Session {
     /// Routes one outgoing message to its stream (S10), keeps it in the event store if there is
     /// one, and hands it to the connection reading that stream.
     pub(crate) async fn send(&self, out: Outgoing) -> Result<(), Error> {
+        if self.per_request && matches!(out.message, Message::Request(_)) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "a 2026-07-28 client takes no requests from the server: return an \
+                 InputRequiredResult carrying them instead (MRTR)",
+            ));
+        }
         if self.stateless && matches!(out.message, Message::Request(_)) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -300,6 +329,13 @@ impl Session {
                 }
             }
             if stream == STANDALONE {
+                if self.per_request {
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        "this 2026-07-28 request is answered or cancelled, and its stream is \
+                         the only one: nothing unrelated to it can be sent",
+                    ));
+                }
                 if self.stateless {
                     return Err(Error::new(
                         ErrorKind::Unsupported,
@@ -474,6 +510,33 @@ impl Session {
 }
 
 impl Session {
+    /// M6: the client closed the stream of a per-request session. The application reads a
+    /// `notifications/cancelled` for each request still unanswered, then the end of the
+    /// connection; whatever it sends from now on fails.
+    pub(crate) fn cancel_detached(self: &Arc<Self>) {
+        {
+            let st = self.lock();
+            if let Some(incoming) = st.incoming.as_ref().filter(|_| !st.closed) {
+                for id in st.inflight.keys() {
+                    let params = serde_json::json!({
+                        "requestId": id,
+                        "reason": "the client closed the request's stream",
+                    });
+                    let cancelled = mcp_jsonrpc::Notification::new(
+                        "notifications/cancelled",
+                        mcp_jsonrpc::to_raw_value(&params).ok(),
+                    );
+                    // The channel holds the request at most: there is room.
+                    if incoming.try_send(cancelled.into()).is_err() {
+                        tracing::debug!(parent: &self.span, %id, "could not tell the application of the cancellation: it stopped reading");
+                    }
+                }
+            }
+        }
+        tracing::debug!(parent: &self.span, "request cancelled: the client closed its stream");
+        self.close_detached(Ending::Abort);
+    }
+
     pub(crate) fn has_inflight(&self) -> bool {
         !self.lock().inflight.is_empty()
     }

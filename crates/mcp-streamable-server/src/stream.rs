@@ -270,6 +270,9 @@ pub(crate) enum OnEnd {
     Keep,
     /// End the session (stateless mode: it lived for this POST).
     CloseSession,
+    /// End the session, cancelling its request if unanswered (2026-07-28: it lived for this
+    /// request, and closing its stream cancels it, M6).
+    Cancel,
 }
 
 /// The SSE body of a POST or GET: first its prelude (priming event, comment, replayed events),
@@ -475,8 +478,10 @@ impl SseBody {
             self.ended = true;
             self.detach();
             self.session.touch();
-            if self.on_end == OnEnd::CloseSession {
-                self.session.close_detached(crate::session::Ending::Abort);
+            match self.on_end {
+                OnEnd::Keep => {}
+                OnEnd::CloseSession => self.session.close_detached(crate::session::Ending::Abort),
+                OnEnd::Cancel => self.session.cancel_detached(),
             }
         }
     }

@@ -299,7 +299,7 @@ async fn s21_bad_input_table() {
         (
             "unsupported version",
             posted(
-                post(s).header("mcp-protocol-version", "2099-01-01"),
+                post(s).header("mcp-protocol-version", "2024-11-05"),
                 ping(1),
             ),
             bad,

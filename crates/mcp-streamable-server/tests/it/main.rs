@@ -9,6 +9,7 @@ mod lifecycle;
 mod load;
 mod logs;
 mod memory;
+mod modern;
 mod over_tcp;
 mod resume;
 mod routing;
