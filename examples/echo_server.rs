@@ -6,17 +6,20 @@
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
-//! `/mcp`: `initialize` (2025-03-26, 2025-06-18, 2025-11-25), `ping`, `tools/list` and
-//! `tools/call` with tools that exercise every path of the transport:
+//! `/mcp`, both families on one endpoint: sessions through `initialize` (2025-03-26,
+//! 2025-06-18, 2025-11-25) with `ping`, and the per-request protocol of 2026-07-28 (each
+//! request carrying its `_meta`) with `server/discover`; `tools/list` and `tools/call` in both,
+//! with tools that exercise every path of the transport:
 //!
 //! - `echo {text}`: returns the text;
 //! - `progress {steps, delay_ms}`: with `_meta.progressToken`, sends `steps` progress
 //!   notifications on the request's stream, then returns "done";
 //! - `sleep {ms}`: returns after `ms` milliseconds;
 //! - `ping_client {}`: sends a `ping` request to the client on the request's stream, waits for
-//!   the answer, returns "pong";
+//!   the answer, returns "pong" (sessions only: a 2026-07-28 server asks nothing of its
+//!   clients, and the tool answers with the transport's refusal);
 //! - `broadcast {text}`: sends a `notifications/message` unrelated to any request (it travels on
-//!   the standalone GET stream), returns "sent".
+//!   the standalone GET stream), returns "sent" (sessions only, likewise).
 //!
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
@@ -39,7 +42,8 @@ use mcp_jsonrpc::{
     to_raw_value,
 };
 use mcp_streamable_server::{
-    Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
+    Config, InMemoryEventStore, MODERN_VERSIONS, ServerConnection, ServerSender,
+    StreamableHttpService,
 };
 use mcp_transport::{Connection, Outgoing, Sender};
 use serde_json::{Value, json};
@@ -193,15 +197,30 @@ async fn session(mut conn: ServerConnection, _parts: http::request::Parts) {
 
 async fn answer(sender: &ServerSender, pending: &Pending, request: RpcRequest) {
     let params: Value = request.parse_params().unwrap_or(Value::Null);
-    let result = match request.method.as_str() {
-        "initialize" => Ok(initialize_result(&params)),
-        "ping" => Ok(json!({})),
-        "tools/list" => Ok(tools()),
-        "tools/call" => call_tool(sender, pending, &request, &params).await,
-        other => Err(ErrorObject::new(
+    // A connection of the per-request family (2026-07-28) serves this one request; its
+    // results say they are complete, and lists and discovery say how long they may be cached.
+    let modern = sender.protocol_version() >= MODERN_VERSIONS[0];
+    let result = match (request.method.as_str(), modern) {
+        ("initialize", false) => Ok(initialize_result(&params)),
+        ("ping", false) => Ok(json!({})),
+        ("server/discover", true) => Ok(discover_result()),
+        ("tools/list", _) => Ok(tools()),
+        ("tools/call", _) => call_tool(sender, pending, &request, &params).await,
+        (other, _) => Err(ErrorObject::new(
             code::METHOD_NOT_FOUND,
             format!("method not found: {other}"),
         )),
+    };
+    let result = match result {
+        Ok(mut value) if modern => {
+            value["resultType"] = json!("complete");
+            if matches!(request.method.as_str(), "tools/list" | "server/discover") {
+                value["ttlMs"] = json!(0);
+                value["cacheScope"] = json!("public");
+            }
+            Ok(value)
+        }
+        other => other,
     };
     let response = match result.and_then(|v| {
         to_raw_value(&v).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
@@ -224,6 +243,17 @@ fn initialize_result(params: &Value) -> Value {
         "protocolVersion": version,
         "capabilities": {"tools": {}, "logging": {}},
         "serverInfo": {"name": "echo_server", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// What `server/discover` tells a 2026-07-28 client: the versions served, of both families.
+fn discover_result() -> Value {
+    let mut versions: Vec<&str> = MODERN_VERSIONS.iter().chain(&VERSIONS).copied().collect();
+    versions.sort_unstable_by(|a, b| b.cmp(a));
+    json!({
+        "supportedVersions": versions,
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "echo_server", "version": env!("CARGO_PKG_VERSION")}},
     })
 }
 

@@ -332,8 +332,8 @@ impl Session {
                 if self.per_request {
                     return Err(Error::new(
                         ErrorKind::Unsupported,
-                        "this 2026-07-28 request is answered or cancelled, and its stream is \
-                         the only one: nothing unrelated to it can be sent",
+                        "a 2026-07-28 connection serves one request: what it sends must relate \
+                         to that request, and nothing can follow the response",
                     ));
                 }
                 if self.stateless {
