@@ -282,7 +282,7 @@ impl ServerHandler for Conformance {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        from_json(json!({"tools": tools()}))
+        complete(json!({"tools": tools()}))
     }
 
     async fn call_tool(
@@ -406,7 +406,7 @@ impl ServerHandler for Conformance {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let resource = |uri: &str, name: &str, title: &str, description: &str, mime: &str| json!({"uri": uri, "name": name, "title": title, "description": description, "mimeType": mime});
-        from_json(json!({"resources": [
+        complete(json!({"resources": [
             resource("test://static-text", "static-text", "Static Text Resource", "A static text resource for testing", "text/plain"),
             resource("test://static-binary", "static-binary", "Static Binary Resource", "A static binary resource (image) for testing", "image/png"),
             resource("test://watched-resource", "watched-resource", "Watched Resource", "A resource clients can subscribe to", "text/plain"),
@@ -418,7 +418,7 @@ impl ServerHandler for Conformance {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        from_json(json!({"resourceTemplates": [{
+        complete(json!({"resourceTemplates": [{
             "uriTemplate": "test://template/{id}/data",
             "name": "template",
             "title": "Resource Template",
@@ -455,7 +455,7 @@ impl ServerHandler for Conformance {
                 }
             },
         };
-        Ok(from_json::<ReadResourceResult>(json!({"contents": [contents]}))?.into())
+        Ok(complete::<ReadResourceResult>(json!({"contents": [contents]}))?.into())
     }
 
     async fn subscribe(
@@ -482,7 +482,7 @@ impl ServerHandler for Conformance {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let argument = |name: &str, description: &str| json!({"name": name, "description": description, "required": true});
-        from_json(json!({"prompts": [
+        complete(json!({"prompts": [
             {"name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments"},
             {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments", "description": "A prompt with required arguments",
              "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")]},
@@ -527,7 +527,7 @@ impl ServerHandler for Conformance {
                 ));
             }
         };
-        Ok(from_json::<rmcp::model::GetPromptResult>(json!({"messages": messages}))?.into())
+        Ok(complete::<rmcp::model::GetPromptResult>(json!({"messages": messages}))?.into())
     }
 
     async fn set_level(
@@ -555,9 +555,7 @@ impl ServerHandler for Conformance {
         } else {
             Vec::new()
         };
-        from_json(
-            json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}),
-        )
+        complete(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
     }
 }
 
@@ -733,6 +731,13 @@ fn our_id(id: &RequestId) -> Id {
 }
 
 /// An rmcp model value from its JSON form: the fixtures are written as the wire shows them.
+/// A result built from JSON, marked complete: 2026-07-28 requires `resultType` on every result,
+/// and rmcp leaves it out again for peers of earlier versions.
+fn complete<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    value["resultType"] = json!("complete");
+    from_json(value)
+}
+
 fn from_json<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(internal)
 }

@@ -1,11 +1,12 @@
 //! `cargo xtask conformance`: the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, pinned in `conformance/package.json`) against our
-//! server and our client, at protocol revision 2025-11-25.
+//! server and our client, at protocol revisions 2025-11-25 and 2026-07-28.
 //!
-//! - server mode: every server scenario of the revision (`--suite all`, so the pending ones,
-//!   server-sse-polling included, run too) against `examples/conformance_server.rs`;
+//! - server mode: every server scenario of 2025-11-25 (`--suite all`, so the pending ones,
+//!   server-sse-polling included, run too) against `examples/conformance_server.rs`, then the
+//!   transport's scenarios at 2026-07-28 (the per-request protocol);
 //! - client mode: the `initialize`, `tools_call` and `sse-retry` scenarios, each driving
-//!   `examples/conformance_client.rs`.
+//!   `examples/conformance_client.rs`, then the transport's client scenarios at 2026-07-28.
 //!
 //! It prints the suite's own totals per mode and ends with `N passed, N failed`, the checks of
 //! both modes; it fails if the suite reports a failure (or a stale entry of
@@ -30,6 +31,18 @@ use crate::tools;
 const SPEC_VERSION: &str = "2025-11-25";
 /// The client scenarios run, in order.
 const CLIENT_SCENARIOS: &[&str] = &["initialize", "tools_call", "sse-retry"];
+/// The per-request revision.
+const MODERN_SPEC_VERSION: &str = "2026-07-28";
+/// The server scenarios of 2026-07-28 that test the transport, run one by one. The others test
+/// what an application answers (MRTR, caching, subscriptions), which is not this project's.
+const MODERN_SERVER_SCENARIOS: &[&str] = &[
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+    "http-header-validation",
+    "tools-call-with-progress",
+];
+/// The client scenarios of 2026-07-28 that test the transport.
+const MODERN_CLIENT_SCENARIOS: &[&str] = &[];
 /// Server scenarios a full run must include: were a new suite version to stop running one of
 /// these at 2025-11-25, the run fails instead of silently testing less.
 const REQUIRED_SERVER_SCENARIOS: &[&str] = &[
@@ -99,6 +112,30 @@ impl Suite {
         Ok(listed_scenarios(&listed))
     }
 
+    /// Fails if the suite no longer has a scenario of 2026-07-28 this command runs: a new
+    /// version of the suite must not test less without anyone noticing.
+    fn check_modern_scenarios(&self) -> Result<()> {
+        let mut listed = Vec::new();
+        for mode in ["--server", "--client"] {
+            let out = crate::cmd::output(&mut self.command(&[
+                "list",
+                mode,
+                "--spec-version",
+                MODERN_SPEC_VERSION,
+            ]))?;
+            listed.extend(listed_scenarios(&out));
+        }
+        let missing: Vec<&&str> = MODERN_SERVER_SCENARIOS
+            .iter()
+            .chain(MODERN_CLIENT_SCENARIOS)
+            .filter(|s| !listed.iter().any(|l| l == **s))
+            .collect();
+        if !missing.is_empty() {
+            bail!("the suite has no {MODERN_SPEC_VERSION} scenario named {missing:?}");
+        }
+        Ok(())
+    }
+
     fn expected_failures(&self) -> String {
         self.dir
             .join("expected-failures.yml")
@@ -119,12 +156,34 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         .copied()
         .filter(|s| options.selects(&format!("client/{s}")))
         .collect();
+    let modern_server: Vec<String> = MODERN_SERVER_SCENARIOS
+        .iter()
+        .filter(|s| options.selects(&format!("server-{MODERN_SPEC_VERSION}/{s}")))
+        .map(|s| s.to_string())
+        .collect();
+    let modern_client: Vec<&str> = MODERN_CLIENT_SCENARIOS
+        .iter()
+        .copied()
+        .filter(|s| options.selects(&format!("client-{MODERN_SPEC_VERSION}/{s}")))
+        .collect();
     if options.list {
         server.iter().for_each(|s| println!("server/{s}"));
         client.iter().for_each(|s| println!("client/{s}"));
+        let v = MODERN_SPEC_VERSION;
+        modern_server
+            .iter()
+            .for_each(|s| println!("server-{v}/{s}"));
+        modern_client
+            .iter()
+            .for_each(|s| println!("client-{v}/{s}"));
         return Ok(());
     }
-    if server.is_empty() && client.is_empty() {
+    suite.check_modern_scenarios()?;
+    if server.is_empty()
+        && client.is_empty()
+        && modern_server.is_empty()
+        && modern_client.is_empty()
+    {
         bail!(
             "no conformance scenario matches '{}' (see `cargo xtask conformance --list`)",
             options.filters.join("', '")
@@ -142,10 +201,29 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     let mut totals = Vec::new();
     if !server.is_empty() {
         let everything = options.filters.is_empty();
-        totals.push(run_server(&suite, &server, everything, &out)?);
+        totals.push(run_server(&suite, SPEC_VERSION, &server, everything, &out)?);
     }
     if !client.is_empty() {
-        totals.push(run_client(&suite, &client, &out)?);
+        totals.push(run_client(&suite, SPEC_VERSION, &client, &out)?);
+    }
+    let modern_out = out.join(MODERN_SPEC_VERSION);
+    fs::create_dir_all(&modern_out)?;
+    if !modern_server.is_empty() {
+        totals.push(run_server(
+            &suite,
+            MODERN_SPEC_VERSION,
+            &modern_server,
+            false,
+            &modern_out,
+        )?);
+    }
+    if !modern_client.is_empty() {
+        totals.push(run_client(
+            &suite,
+            MODERN_SPEC_VERSION,
+            &modern_client,
+            &modern_out,
+        )?);
     }
     let passed: u32 = totals.iter().map(|t| t.passed).sum();
     let failed: u32 = totals.iter().map(|t| t.failed).sum();
@@ -167,7 +245,13 @@ struct Totals {
 
 /// Server mode: all the scenarios in one run of the suite, or those `scenarios` one by one when
 /// a filter picked them.
-fn run_server(suite: &Suite, scenarios: &[String], everything: bool, out: &Path) -> Result<Totals> {
+fn run_server(
+    suite: &Suite,
+    version: &str,
+    scenarios: &[String],
+    everything: bool,
+    out: &Path,
+) -> Result<Totals> {
     let exe = build_example("conformance_server")?;
     let mut command = Command::new(exe);
     command.args(["--addr", "127.0.0.1:0"]);
@@ -196,7 +280,7 @@ fn run_server(suite: &Suite, scenarios: &[String], everything: bool, out: &Path)
     };
     for scenario in runs {
         let name = scenario.unwrap_or("all");
-        let mut args = vec!["server", "--url", &url, "--spec-version", SPEC_VERSION];
+        let mut args = vec!["server", "--url", &url, "--spec-version", version];
         match scenario {
             Some(scenario) => args.extend(["--scenario", scenario]),
             None => args.extend(["--suite", "all"]),
@@ -218,7 +302,7 @@ fn run_server(suite: &Suite, scenarios: &[String], everything: bool, out: &Path)
         } else {
             let run = judge_one(&ended, &stdout);
             println!(
-                "conformance: server {name}: {} passed, {} failed",
+                "conformance: server {name} at {version}: {} passed, {} failed",
                 run.passed, run.failed
             );
             run
@@ -244,7 +328,7 @@ fn run_server(suite: &Suite, scenarios: &[String], everything: bool, out: &Path)
         totals.failure = Some(format!("the conformance server panicked: {line}"));
     }
     println!(
-        "conformance: server total: {} passed, {} failed",
+        "conformance: server total at {version}: {} passed, {} failed",
         totals.passed, totals.failed
     );
     Ok(totals)
@@ -252,7 +336,7 @@ fn run_server(suite: &Suite, scenarios: &[String], everything: bool, out: &Path)
 
 /// Client mode: each scenario in its own run of the suite, which starts its test server and
 /// runs our client against it.
-fn run_client(suite: &Suite, scenarios: &[&str], out: &Path) -> Result<Totals> {
+fn run_client(suite: &Suite, version: &str, scenarios: &[&str], out: &Path) -> Result<Totals> {
     let exe = build_example("conformance_client")?;
     let exe = exe.to_string_lossy().into_owned();
     let results = out.join("client").to_string_lossy().into_owned();
@@ -266,7 +350,7 @@ fn run_client(suite: &Suite, scenarios: &[&str], out: &Path) -> Result<Totals> {
             "--scenario",
             scenario,
             "--spec-version",
-            SPEC_VERSION,
+            version,
             "--expected-failures",
             &baseline,
             "-o",
@@ -276,7 +360,7 @@ fn run_client(suite: &Suite, scenarios: &[&str], out: &Path) -> Result<Totals> {
         let (ended, stdout) = run_suite(suite.command(&args), &log, SCENARIO_TIMEOUT)?;
         let run = judge_one(&ended, &stdout);
         println!(
-            "conformance: client {scenario}: {} passed, {} failed",
+            "conformance: client {scenario} at {version}: {} passed, {} failed",
             run.passed, run.failed
         );
         totals.passed += run.passed;
@@ -291,7 +375,7 @@ fn run_client(suite: &Suite, scenarios: &[&str], out: &Path) -> Result<Totals> {
     }
     note_warnings(&mut totals, Path::new(&results));
     println!(
-        "conformance: client total: {} passed, {} failed",
+        "conformance: client total at {version}: {} passed, {} failed",
         totals.passed, totals.failed
     );
     Ok(totals)

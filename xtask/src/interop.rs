@@ -64,6 +64,10 @@ const PAIRS: &[Pair] = &[
     pair(Py, Ours, &["--json-response"], "json"),
     pair(Ts, Ours, &["--stateless"], "stateless"),
     pair(Py, Ours, &["--stateless"], "stateless"),
+    // The per-request protocol (2026-07-28) on the same endpoint: the version pinned, then the
+    // SDK's discovery probe.
+    pair(Py, Ours, &[], "modern"),
+    pair(Py, Ours, &[], "auto"),
     // Our client (`examples/interop_client.rs`) against the SDK servers.
     pair(Ours, Ts, &["--event-store"], "full"),
     pair(Ours, Py, &[], "full"),
@@ -331,6 +335,8 @@ mod tests {
         let names: Vec<String> = PAIRS.iter().map(ToString::to_string).collect();
         assert_eq!(names[0], "ts-client -> echo_server (full)");
         assert!(names.contains(&"py-client -> echo_server --json-response (json)".to_string()));
+        assert!(names.contains(&"py-client -> echo_server (modern)".to_string()));
+        assert!(names.contains(&"py-client -> echo_server (auto)".to_string()));
         for (i, name) in names.iter().enumerate() {
             assert!(!names[i + 1..].contains(name), "{name} twice");
         }
@@ -368,7 +374,7 @@ mod tests {
     fn filters_select_pairs_and_must_match_one() {
         let options = parse(&args("py-client stateless")).unwrap();
         let names: Vec<String> = selected(&options).iter().map(|p| p.to_string()).collect();
-        assert_eq!(names.len(), 6, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
         assert!(
             names
                 .iter()

@@ -514,7 +514,7 @@ impl Session {
     /// `notifications/cancelled` for each request still unanswered, then the end of the
     /// connection; whatever it sends from now on fails.
     pub(crate) fn cancel_detached(self: &Arc<Self>) {
-        {
+        let cancelled = {
             let st = self.lock();
             if let Some(incoming) = st.incoming.as_ref().filter(|_| !st.closed) {
                 for id in st.inflight.keys() {
@@ -532,8 +532,11 @@ impl Session {
                     }
                 }
             }
+            !st.closed && !st.inflight.is_empty()
+        };
+        if cancelled {
+            tracing::debug!(parent: &self.span, "request cancelled: the client closed its stream");
         }
-        tracing::debug!(parent: &self.span, "request cancelled: the client closed its stream");
         self.close_detached(Ending::Abort);
     }
 

@@ -10,6 +10,7 @@ mod load;
 mod logs;
 mod memory;
 mod modern;
+mod modern_app;
 mod over_tcp;
 mod resume;
 mod routing;
