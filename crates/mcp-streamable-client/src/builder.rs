@@ -9,7 +9,9 @@ use http::header::{HeaderMap, HeaderName, HeaderValue};
 use mcp_transport::Transport;
 
 use crate::connection::ClientConnection;
+use crate::era::{Discovery, Era};
 use crate::error::{Error, Kind};
+use crate::modern::Identity;
 use crate::request::Http;
 use crate::{AuthProvider, ReconnectPolicy};
 
@@ -31,6 +33,13 @@ pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// make the client buffer without limit (C7).
 pub const DEFAULT_MAX_EVENT_SIZE: usize = mcp_sse::DEFAULT_MAX_EVENT_SIZE;
 
+/// The client name the transport declares when the application names none
+/// ([`ClientBuilder::client_info`]): the crate's, so that a server's logs say which transport
+/// spoke.
+const DEFAULT_CLIENT_NAME: &str = env!("CARGO_PKG_NAME");
+/// The client version declared with [`DEFAULT_CLIENT_NAME`]: the crate's.
+const DEFAULT_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The configuration every connection of a [`Client`] shares.
 pub(crate) struct Config {
     pub(crate) url: Uri,
@@ -45,6 +54,9 @@ pub(crate) struct Config {
     pub(crate) reinitialize: bool,
     pub(crate) legacy_fallback: bool,
     pub(crate) http2_prior_knowledge: bool,
+    pub(crate) era: Era,
+    /// Who the client says it is, in `_meta` and in the transport's own `initialize` (M7).
+    pub(crate) identity: Identity,
 }
 
 impl fmt::Debug for Config {
@@ -63,6 +75,8 @@ impl fmt::Debug for Config {
             .field("reinitialize", &self.reinitialize)
             .field("legacy_fallback", &self.legacy_fallback)
             .field("http2_prior_knowledge", &self.http2_prior_knowledge)
+            .field("era", &self.era)
+            .field("identity", &self.identity)
             .finish()
     }
 }
@@ -70,10 +84,12 @@ impl fmt::Debug for Config {
 /// A Streamable HTTP client for one MCP endpoint: [`connect`](Transport::connect) it to get a
 /// [`ClientConnection`].
 ///
-/// Cheap to clone; clones share one HTTP connection pool. Build one with [`Client::builder`].
+/// Cheap to clone; clones share one HTTP connection pool, and what the first request found out
+/// about the endpoint's [`Era`]. Build one with [`Client::builder`].
 #[derive(Clone, Debug)]
 pub struct Client {
     http: Arc<Http>,
+    discovery: Arc<Discovery>,
 }
 
 impl Client {
@@ -86,15 +102,23 @@ impl Client {
     pub fn new(url: impl AsRef<str>) -> Result<Client, Error> {
         Client::builder(url).build()
     }
+
+    /// The protocol spoken to the endpoint for the messages the transport shapes (M7): the
+    /// pinned [`Era`], or what [`Era::Auto`] found with the first request of any connection
+    /// made from this client (`None` before that). Connections made later go straight to it.
+    pub fn era(&self) -> Option<Era> {
+        self.discovery.era(self.http.config.era)
+    }
 }
 
 impl Transport for Client {
     type Connection = ClientConnection;
 
-    /// Opens a connection. Nothing is sent until the first message, which should be
-    /// `initialize`: the session starts with its answer.
+    /// Opens a connection. Nothing is sent until the first message: `initialize`, whose answer
+    /// starts a session, or any request, which the transport sends as the [`Era`] setting has
+    /// it.
     async fn connect(self) -> Result<ClientConnection, mcp_transport::Error> {
-        Ok(ClientConnection::new(self.http))
+        Ok(ClientConnection::new(self.http, self.discovery))
     }
 }
 
@@ -118,6 +142,9 @@ pub struct ClientBuilder {
     url: Result<Uri, Error>,
     error: Option<Error>,
     config: Config,
+    client_name: String,
+    client_version: String,
+    capabilities: serde_json::Value,
     #[cfg(feature = "rustls")]
     tls: Option<rustls::ClientConfig>,
 }
@@ -126,6 +153,9 @@ impl fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientBuilder")
             .field("config", &self.config)
+            .field("client_name", &self.client_name)
+            .field("client_version", &self.client_version)
+            .field("capabilities", &self.capabilities)
             .finish_non_exhaustive()
     }
 }
@@ -151,7 +181,17 @@ impl ClientBuilder {
                 reinitialize: false,
                 legacy_fallback: true,
                 http2_prior_knowledge: false,
+                era: Era::default(),
+                identity: Identity::new(
+                    DEFAULT_CLIENT_NAME,
+                    DEFAULT_CLIENT_VERSION,
+                    &serde_json::json!({}),
+                )
+                .expect("the default identity is valid"),
             },
+            client_name: DEFAULT_CLIENT_NAME.to_owned(),
+            client_version: DEFAULT_CLIENT_VERSION.to_owned(),
+            capabilities: serde_json::json!({}),
             #[cfg(feature = "rustls")]
             tls: None,
         }
@@ -160,7 +200,7 @@ impl ClientBuilder {
     /// Adds a header to every request (C9). An `Authorization` set here is replaced by the
     /// [`auth`](ClientBuilder::auth) provider's value when it returns one. The transport's own
     /// headers (`Accept`, `Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
-    /// `Last-Event-ID`) cannot be overridden. An invalid name or value fails
+    /// `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`) cannot be overridden. An invalid name or value fails
     /// [`build`](ClientBuilder::build).
     pub fn header<K, V>(mut self, name: K, value: V) -> Self
     where
@@ -248,6 +288,31 @@ impl ClientBuilder {
         self
     }
 
+    /// Sets which protocol the transport speaks for the messages it shapes itself (M7):
+    /// [`Era::Auto`] (the default) finds out with the first request, [`Era::Modern`] speaks only
+    /// the 2026-07-28 per-request protocol, [`Era::Legacy`] only the session-based one.
+    pub fn era(mut self, era: Era) -> Self {
+        self.config.era = era;
+        self
+    }
+
+    /// Sets the name and version the client declares: in the `_meta` the transport adds to
+    /// per-request messages, and in the `initialize` it sends when it falls back to the
+    /// session-based protocol by itself (M7). By default, this crate's name and version.
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self.client_version = version.into();
+        self
+    }
+
+    /// Sets the capabilities the client declares, in the same places as
+    /// [`client_info`](ClientBuilder::client_info); by default none (`{}`). Anything but a JSON
+    /// object fails [`build`](ClientBuilder::build).
+    pub fn client_capabilities(mut self, capabilities: serde_json::Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
     /// Speaks HTTP/2 without negotiation, for `http` servers known to support it (off by
     /// default: plain `http` uses HTTP/1.1; `https` negotiates HTTP/2 by ALPN by itself).
     pub fn http2_prior_knowledge(mut self, enabled: bool) -> Self {
@@ -281,13 +346,19 @@ impl ClientBuilder {
         if https && !cfg!(feature = "rustls") {
             return Err(Error::new(Kind::Builder).with("https needs the `rustls` feature"));
         }
-        let config = Config { url, ..self.config };
+        let identity = Identity::new(&self.client_name, &self.client_version, &self.capabilities)?;
+        let config = Config {
+            url,
+            identity,
+            ..self.config
+        };
         #[cfg(feature = "rustls")]
         let http = Http::new(config, self.tls)?;
         #[cfg(not(feature = "rustls"))]
         let http = Http::new(config)?;
         Ok(Client {
             http: Arc::new(http),
+            discovery: Arc::default(),
         })
     }
 }

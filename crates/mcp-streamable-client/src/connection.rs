@@ -14,7 +14,9 @@ use tokio::task::AbortHandle;
 
 use crate::LOST_RESPONSE_CODE;
 use crate::builder::Config;
+use crate::era::{Discovery, Era};
 use crate::error::{Deadline, Error, Kind};
+use crate::exchange::InFlight;
 use crate::headers::ACCEPT_POST;
 use crate::request::{Call, Http};
 use crate::session::{Mode, Session, SessionHeaders};
@@ -31,7 +33,11 @@ pub(crate) type Delivery = Result<Message, mcp_transport::Error>;
 /// The state of one connection.
 pub(crate) struct Inner {
     pub(crate) http: Arc<Http>,
+    /// What the client knows of the endpoint's era, shared with its other connections.
+    pub(crate) discovery: Arc<Discovery>,
     session: Mutex<Session>,
+    /// The per-request requests waiting for their responses (M7).
+    in_flight: Mutex<InFlight>,
     /// Held for writing while `initialize` is in flight (and while a new session starts), so
     /// that the messages sent meanwhile wait for the session id.
     pub(crate) gate: RwLock<()>,
@@ -63,6 +69,10 @@ impl Inner {
 
     pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
         lock(&self.session)
+    }
+
+    pub(crate) fn in_flight(&self) -> MutexGuard<'_, InFlight> {
+        lock(&self.in_flight)
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -127,6 +137,7 @@ impl Inner {
             uri: &self.config().url,
             accept: ACCEPT_POST,
             session: &headers,
+            meta: None,
             last_event_id: None,
             body: None,
             timeout,
@@ -160,7 +171,8 @@ impl Inner {
 /// (its stream ended for good) is answered with an error response of code
 /// [`LOST_RESPONSE_CODE`](crate::LOST_RESPONSE_CODE), so no caller waits forever.
 ///
-/// Dropping it closes it; the DELETE that ends the session is then sent in the background.
+/// Dropping it closes it; the DELETE that ends the session, if there is one, is then sent in the
+/// background.
 ///
 /// [`ErrorKind::InvalidMessage`]: mcp_transport::ErrorKind::InvalidMessage
 /// [`ErrorKind::MessageTooLarge`]: mcp_transport::ErrorKind::MessageTooLarge
@@ -179,11 +191,13 @@ impl fmt::Debug for ClientConnection {
 }
 
 impl ClientConnection {
-    pub(crate) fn new(http: Arc<Http>) -> Self {
+    pub(crate) fn new(http: Arc<Http>, discovery: Arc<Discovery>) -> Self {
         let (inbox, rx) = mpsc::channel(INBOX_CAPACITY);
         let inner = Inner {
             http,
+            discovery,
             session: Mutex::new(Session::new()),
+            in_flight: Mutex::default(),
             gate: RwLock::new(()),
             inbox,
             shutdown: watch::Sender::new(false),
@@ -214,6 +228,18 @@ impl ClientConnection {
     /// Whether the server turned out to speak only the 2024-11-05 HTTP+SSE transport (C10).
     pub fn is_legacy(&self) -> bool {
         self.inner.session().legacy().is_some()
+    }
+
+    /// The protocol this connection speaks for the messages the transport shapes (M7):
+    /// [`Era::Legacy`] once it runs a session (its application sent `initialize`, or the
+    /// transport did for it), else the [`Client`](crate::Client)'s
+    /// [`era`](crate::Client::era): the pinned one, or what [`Era::Auto`] found, `None` before
+    /// the first request found out.
+    pub fn era(&self) -> Option<Era> {
+        if self.inner.session().is_started() {
+            return Some(Era::Legacy);
+        }
+        self.inner.discovery.era(self.inner.config().era)
     }
 }
 
@@ -261,7 +287,8 @@ impl Connection for ClientConnection {
     /// Closes the connection and ends the session with DELETE, waiting at most the
     /// [`close_timeout`](crate::ClientBuilder::close_timeout) for the answer (C8). The
     /// connection is closed whatever the outcome; an error says the server may still hold the
-    /// session (it timed out, or answered with an error other than 404 or 405).
+    /// session (it timed out, or answered with an error other than 404 or 405). A connection
+    /// that never had a session (the per-request protocol, M7) sends nothing.
     async fn close(&mut self) -> Result<(), mcp_transport::Error> {
         let first = self.inner.terminate();
         self.rx.close();
@@ -278,7 +305,10 @@ impl Connection for ClientConnection {
 /// [`send`](Sender::send) resolves once the server accepted the message (a success status and
 /// its headers); the replies arrive through [`recv`](Connection::recv). It fails with the
 /// typed [`Error`](crate::Error) in the source of the [`mcp_transport::Error`]: a status other
-/// than a success (with the start of the body), a timeout, an expired session.
+/// than a success (with the start of the body), a timeout, an expired session, a message the
+/// [`Era`] cannot carry. A per-request request (M7) refused with 400 or 404 and a JSON-RPC
+/// error is not a failure: the send resolves, and the error comes through `recv` as the
+/// request's response.
 #[derive(Clone)]
 pub struct ClientSender {
     inner: Arc<Inner>,

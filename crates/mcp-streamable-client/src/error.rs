@@ -61,6 +61,11 @@ pub(crate) enum Kind {
     Auth,
     /// The legacy HTTP+SSE fallback could not find where to post.
     Legacy(LegacyFailure),
+    /// The message has no place in the protocol the transport speaks to the endpoint (M7).
+    Unsupported(Unsupported),
+    /// The server did not answer the `initialize` the transport sent on the application's
+    /// behalf with a result (M7).
+    Initialize,
     /// The connection is closed.
     Closed,
 }
@@ -82,6 +87,19 @@ pub(crate) enum LegacyFailure {
     Invalid,
     /// The `endpoint` event named another origin.
     Foreign,
+}
+
+/// What cannot be sent in the per-request protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsupported {
+    /// `initialize`, under [`Era::Modern`](crate::Era::Modern).
+    Initialize,
+    /// A response, which the client never posts in that protocol.
+    Response,
+    /// A request whose params are not an object, so `_meta` cannot be added to them.
+    Params,
+    /// A protocol version in `_meta` that cannot be a header value.
+    Version,
 }
 
 impl Error {
@@ -146,6 +164,14 @@ impl Error {
         matches!(self.inner.kind, Kind::Auth)
     }
 
+    /// Whether the message cannot be sent in the protocol the transport speaks to the endpoint
+    /// (M7): `initialize` or a response under [`Era::Modern`](crate::Era::Modern), a request
+    /// whose params are not an object when the transport must add `_meta` to them, or a
+    /// `_meta` protocol version that cannot be sent as a header.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.inner.kind, Kind::Unsupported(_))
+    }
+
     /// Whether the [`ClientBuilder`](crate::ClientBuilder) was given an unusable URL or header.
     pub fn is_builder(&self) -> bool {
         matches!(self.inner.kind, Kind::Builder)
@@ -194,7 +220,10 @@ impl Error {
             Kind::Timeout(_) => ErrorKind::Timeout,
             Kind::TooLarge { .. } => ErrorKind::MessageTooLarge,
             Kind::InvalidMessage => ErrorKind::InvalidMessage,
-            Kind::Status { .. } | Kind::ContentType | Kind::Legacy(_) => ErrorKind::Protocol,
+            Kind::Status { .. } | Kind::ContentType | Kind::Legacy(_) | Kind::Initialize => {
+                ErrorKind::Protocol
+            }
+            Kind::Unsupported(_) => ErrorKind::Unsupported,
             Kind::Http | Kind::Body | Kind::Auth | Kind::Builder => ErrorKind::Io,
         }
     }
@@ -258,6 +287,21 @@ impl fmt::Display for Error {
             Kind::Legacy(LegacyFailure::Foreign) => {
                 f.write_str("legacy endpoint is on another origin")
             }
+            Kind::Unsupported(Unsupported::Initialize) => {
+                f.write_str("the 2026-07-28 protocol the client is pinned to has no initialize")
+            }
+            Kind::Unsupported(Unsupported::Response) => {
+                f.write_str("the client sends no responses in the 2026-07-28 protocol")
+            }
+            Kind::Unsupported(Unsupported::Params) => {
+                f.write_str("cannot add _meta to params that are not an object")
+            }
+            Kind::Unsupported(Unsupported::Version) => {
+                f.write_str("the _meta protocol version cannot be sent as a header")
+            }
+            Kind::Initialize => {
+                f.write_str("the server did not accept the initialize sent for the application")
+            }
             Kind::Closed => f.write_str("connection closed"),
         }
     }
@@ -285,6 +329,11 @@ mod tests {
             Error::timeout(Deadline::Close),
             Error::new(Kind::TooLarge { limit: 8 }),
             Error::new(Kind::Legacy(LegacyFailure::Foreign)),
+            Error::new(Kind::Unsupported(Unsupported::Initialize)),
+            Error::new(Kind::Unsupported(Unsupported::Response)),
+            Error::new(Kind::Unsupported(Unsupported::Params)),
+            Error::new(Kind::Unsupported(Unsupported::Version)),
+            Error::new(Kind::Initialize),
             Error::new(Kind::Closed),
         ];
         for err in errors {
@@ -321,6 +370,10 @@ mod tests {
         );
         assert_eq!(kind(Kind::ContentType), ErrorKind::Protocol);
         assert_eq!(kind(Kind::Http), ErrorKind::Io);
+        assert_eq!(
+            kind(Kind::Unsupported(Unsupported::Response)),
+            ErrorKind::Unsupported
+        );
         assert!(
             Error::from_status(StatusCode::SERVICE_UNAVAILABLE, String::new(), false)
                 .is_transient()

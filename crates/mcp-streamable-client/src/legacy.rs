@@ -14,12 +14,13 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use mcp_jsonrpc::{Id, Message};
 use mcp_sse::Scanner;
+use tokio::sync::oneshot;
 
 use crate::connection::Inner;
 use crate::error::{Deadline, Error, Kind, LegacyFailure};
 use crate::headers::{self, ACCEPT_POST, ACCEPT_SSE, Format};
 use crate::request::Call;
-use crate::session::SessionHeaders;
+use crate::session::{SessionHeaders, protocol_version};
 
 /// The event naming the URL to post to.
 const ENDPOINT_EVENT: &str = "endpoint";
@@ -31,11 +32,42 @@ pub(crate) struct Legacy {
     endpoint: Uri,
     /// The requests whose responses have not come on the stream yet.
     pending: Mutex<HashSet<Id>>,
+    /// The `initialize` the transport sent for the application (M7): its response is not
+    /// delivered, the sender hears whether it was a result.
+    own_initialize: Mutex<Option<(Id, oneshot::Sender<bool>)>>,
 }
 
 impl Legacy {
     fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<Id>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The response to the request `id` is the transport's: `done` hears whether it was an
+    /// `initialize` result.
+    pub(crate) fn expect_initialize(&self, id: Id, done: oneshot::Sender<bool>) {
+        *self
+            .own_initialize
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some((id, done));
+    }
+
+    /// Takes the response `msg` if it answers the transport's own `initialize`.
+    fn take_own(&self, msg: &Message) -> bool {
+        let Message::Response(response) = msg else {
+            return false;
+        };
+        let mut own = self
+            .own_initialize
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if own.as_ref().map(|(id, _)| id) != response.id() {
+            return false;
+        }
+        if let Some((_, done)) = own.take() {
+            let ok = response.result().ok().and_then(protocol_version).is_some();
+            let _ = done.send(ok);
+        }
+        true
     }
 
     /// POSTs `message` to the endpoint; its reply will come on the event stream.
@@ -50,6 +82,7 @@ impl Legacy {
             uri: &self.endpoint,
             accept: ACCEPT_POST,
             session: &none,
+            meta: None,
             last_event_id: None,
             body: Some(Bytes::from(message.to_vec())),
             timeout: inner.config().request_timeout,
@@ -80,6 +113,7 @@ pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Ar
         uri: &config.url,
         accept: ACCEPT_SSE,
         session: &none,
+        meta: None,
         last_event_id: None,
         body: None,
         timeout: config.request_timeout,
@@ -109,6 +143,7 @@ pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Ar
     let legacy = Arc::new(Legacy {
         endpoint,
         pending: Mutex::default(),
+        own_initialize: Mutex::default(),
     });
     tokio::spawn(read_stream(inner.clone(), legacy.clone(), body, scanner));
     Ok(legacy)
@@ -232,8 +267,16 @@ async fn read_stream(
         }
     };
     tracing::debug!(reason, "legacy connection over");
+    // An `initialize` of the transport's own is not the application's to hear about; dropping
+    // its sender tells the transport.
+    let own = legacy
+        .own_initialize
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .map(|(id, _)| id);
     let waiting: Vec<Id> = legacy.pending().drain().collect();
-    for id in waiting {
+    for id in waiting.into_iter().filter(|id| Some(id) != own.as_ref()) {
         if !inner.answer_lost(id, reason).await {
             return;
         }
@@ -250,6 +293,9 @@ async fn deliver(inner: &Inner, legacy: &Legacy, data: &str) -> bool {
                     && let Some(id) = response.id()
                 {
                     legacy.pending().remove(id);
+                }
+                if legacy.take_own(&msg) {
+                    continue;
                 }
                 if !inner.deliver(Ok(msg)).await {
                     return false;

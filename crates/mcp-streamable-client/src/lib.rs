@@ -3,7 +3,9 @@
 //! A [`Client`] is the configuration for one MCP endpoint; connecting it
 //! ([`Transport::connect`](mcp_transport::Transport::connect)) gives a [`ClientConnection`] that
 //! implements the [`mcp_transport`] traits, so an MCP client written against them runs over
-//! HTTP unchanged.
+//! HTTP unchanged. It speaks both families of the protocol: the session-based one (2025-03-26
+//! to 2025-11-25), which starts with `initialize`, and the per-request one of 2026-07-28; see
+//! [`Era`].
 //!
 //! ```no_run
 //! use mcp_jsonrpc::{Message, Notification, Request, to_raw_value};
@@ -37,7 +39,7 @@
 //!
 //! # What it does on the wire
 //!
-//! The rows C1-C10 of the project's `SPEC.md`:
+//! The rows C1-C10 and M7 of the project's `SPEC.md`:
 //!
 //! - **Sending (C1, C2).** Each message is its own POST with `Accept: application/json,
 //!   text/event-stream` and `Content-Type: application/json`. The session id from the answer to
@@ -62,6 +64,23 @@
 //!   [`AuthProvider`] asked before each request, and again after a 401.
 //! - **Old servers (C10).** When the first POST is answered 400, 404 or 405, the client falls
 //!   back to the 2024-11-05 HTTP+SSE transport ([`ClientBuilder::legacy_fallback`]).
+//! - **The per-request protocol (M7).** A request whose `params._meta` declares
+//!   `io.modelcontextprotocol/protocolVersion` goes the 2026-07-28 way, whatever the
+//!   [`Era`]: its own POST, without session id, with `MCP-Protocol-Version` equal to `_meta`'s,
+//!   `Mcp-Method` and, for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`
+//!   (`=?base64?...?=` when the value is not plain visible ASCII); its reply is JSON or SSE.
+//!   A 400 or 404 carrying a JSON-RPC error is that request's error response, through
+//!   [`recv`](mcp_transport::Connection::recv). Under [`Era::Modern`], and [`Era::Auto`] once
+//!   the endpoint proved modern, the transport fills that `_meta` in itself
+//!   ([`ClientBuilder::client_info`], [`ClientBuilder::client_capabilities`]). [`Era::Auto`]
+//!   finds out with the first request: a success or a modern refusal keeps it modern (retrying
+//!   a -32022 with a version the server lists), any other 400, 404 or 405 makes the transport
+//!   run `initialize` itself and send the request in that session; the [`Client`] remembers
+//!   the answer for its later connections ([`Client::era`]). Such a request is cancelled by
+//!   closing its stream when the application sends `notifications/cancelled` for it, and sent
+//!   again under a new id when its stream breaks before the response (the [`ReconnectPolicy`]
+//!   bounds the attempts; the response comes back under the application's id). There is no
+//!   standalone GET, no `Last-Event-ID` and no DELETE for a connection without a session.
 //!
 //! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`); `https` goes through
 //! rustls (the default `rustls` feature) and negotiates HTTP/2 by ALPN where the server
@@ -78,9 +97,12 @@
 mod auth;
 mod builder;
 mod connection;
+mod era;
 mod error;
+mod exchange;
 mod headers;
 mod legacy;
+mod modern;
 mod reconnect;
 mod reply;
 mod request;
@@ -94,6 +116,7 @@ pub use builder::{
     DEFAULT_REQUEST_TIMEOUT,
 };
 pub use connection::{ClientConnection, ClientSender};
+pub use era::Era;
 pub use error::{BoxError, ERROR_BODY_PREFIX, Error};
 pub use reconnect::{
     DEFAULT_FACTOR, DEFAULT_INITIAL_DELAY, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, ReconnectPolicy,

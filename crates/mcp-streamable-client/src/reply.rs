@@ -6,7 +6,7 @@ use std::sync::Arc;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use mcp_jsonrpc::{Id, Message};
+use mcp_jsonrpc::{ErrorObject, Id, Message, Response as RpcResponse};
 use tokio::sync::oneshot;
 
 use crate::connection::Inner;
@@ -20,6 +20,9 @@ use crate::stream::SseStream;
 pub(crate) struct Tracker {
     /// The request still waiting for its response (a POST carries one message).
     waiting: Option<Id>,
+    /// The id the application gave the request, once the transport re-sent it under another
+    /// (M7): its response is delivered under this one.
+    original: Option<Id>,
     /// Set when the request is `initialize`: its result gives the protocol version.
     init: Option<InitWatch>,
 }
@@ -39,6 +42,7 @@ impl Tracker {
     pub(crate) fn new(waiting: Option<Id>) -> Tracker {
         Tracker {
             waiting,
+            original: None,
             init: None,
         }
     }
@@ -59,23 +63,44 @@ impl Tracker {
         self.waiting.is_none()
     }
 
-    /// Notes a message received on the reply to a request sent in `session`; returns whether to
-    /// deliver it to the application.
+    /// The request was sent again under `id` (M7): its response will carry that id.
+    pub(crate) fn resend_as(&mut self, id: Id) {
+        if let Some(waiting) = self.waiting.take() {
+            self.original.get_or_insert(waiting);
+            self.waiting = Some(id);
+        }
+    }
+
+    /// The id the application knows the waiting request by, which stops waiting.
+    fn finish(&mut self) -> Option<Id> {
+        let waiting = self.waiting.take()?;
+        Some(self.original.take().unwrap_or(waiting))
+    }
+
+    /// Notes a message received on the reply to a request sent in `session`; returns the
+    /// message to deliver to the application, if any: a response to a re-sent request goes
+    /// under the id the application gave it.
     pub(crate) fn observe(
         &mut self,
         inner: &Inner,
         session: &SessionHeaders,
-        msg: &Message,
-    ) -> bool {
+        msg: Message,
+    ) -> Option<Message> {
         let Message::Response(response) = msg else {
-            return true;
+            return Some(msg);
         };
         if response.id().is_none() || response.id() != self.waiting.as_ref() {
-            return true;
+            return Some(response.into());
         }
-        self.waiting = None;
+        let response = match self.finish() {
+            Some(original) if response.id() != Some(&original) => match response.into_parts().1 {
+                Ok(result) => RpcResponse::success(original, result),
+                Err(error) => RpcResponse::error(Some(original), error),
+            },
+            _ => response,
+        };
         let Some(mut watch) = self.init.take() else {
-            return true;
+            return Some(response.into());
         };
         let version = response.result().ok().and_then(protocol_version);
         let ok = version.is_some();
@@ -90,13 +115,13 @@ impl Tracker {
         if let Some(done) = watch.done.take() {
             let _ = done.send(ok);
         }
-        !watch.internal
+        (!watch.internal).then(|| response.into())
     }
 
     /// The response will not come: answer the waiting request with an error response (C5).
     /// Returns false once nobody reads the connection.
     pub(crate) async fn give_up(&mut self, inner: &Inner, reason: &str) -> bool {
-        let Some(id) = self.waiting.take() else {
+        let Some(id) = self.finish() else {
             return true;
         };
         if self.init.take().is_some_and(|w| w.internal) {
@@ -105,6 +130,17 @@ impl Tracker {
             return true;
         }
         inner.answer_lost(id, reason).await
+    }
+
+    /// The server refused the request with a JSON-RPC error (a re-sent one, M7): that is its
+    /// response. Returns false once nobody reads the connection.
+    pub(crate) async fn refused(&mut self, inner: &Inner, error: ErrorObject) -> bool {
+        let Some(id) = self.finish() else {
+            return true;
+        };
+        inner
+            .deliver(Ok(RpcResponse::error(Some(id), error).into()))
+            .await
     }
 }
 
@@ -150,7 +186,7 @@ pub(crate) fn accept(
 }
 
 /// Reads a JSON reply: one message or an array of them, bounded in size and time.
-async fn read_json(
+pub(crate) async fn read_json(
     inner: Arc<Inner>,
     session: SessionHeaders,
     body: Incoming,
@@ -187,7 +223,8 @@ async fn read_json(
             match mcp_jsonrpc::parse(&bytes) {
                 Ok(body) => {
                     for msg in body.into_messages() {
-                        if tracker.observe(&inner, &session, &msg) && !inner.deliver(Ok(msg)).await
+                        if let Some(msg) = tracker.observe(&inner, &session, msg)
+                            && !inner.deliver(Ok(msg)).await
                         {
                             return;
                         }

@@ -15,7 +15,10 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use crate::AuthContext;
 use crate::builder::Config;
 use crate::error::{Deadline, ERROR_BODY_PREFIX, Error, Kind};
-use crate::headers::{JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::headers::{
+    JSON, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+};
+use crate::modern::MetaHeaders;
 use crate::session::SessionHeaders;
 
 #[cfg(feature = "rustls")]
@@ -43,6 +46,8 @@ pub(crate) struct Call<'a> {
     pub(crate) uri: &'a Uri,
     pub(crate) accept: HeaderValue,
     pub(crate) session: &'a SessionHeaders,
+    /// The headers of a per-request message (M7), mirrored from its body.
+    pub(crate) meta: Option<&'a MetaHeaders>,
     pub(crate) last_event_id: Option<HeaderValue>,
     /// A JSON body, for POST.
     pub(crate) body: Option<Bytes>,
@@ -102,6 +107,19 @@ impl Http {
     /// refreshed one, and turns a status other than a success into an error holding the status
     /// and the start of the body (C7, C9).
     pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
+        let response = self.exchange(call).await?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let expired = status == StatusCode::NOT_FOUND && call.session.id.is_some();
+        let body = error_body(response.into_body(), ERROR_BODY_PREFIX, call.timeout).await;
+        Err(Error::from_status(status, error_text(&body), expired))
+    }
+
+    /// Makes the request as [`execute`](Http::execute) does, but returns the answer whatever its
+    /// status, for callers that read the body of a failure themselves.
+    pub(crate) async fn exchange(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
         let mut auth = self.authorization(AuthContext::default()).await?;
         let mut refreshed = false;
         loop {
@@ -111,9 +129,6 @@ impl Http {
                 .map_err(|_| Error::timeout(call.deadline))?
                 .map_err(|e| Error::new(Kind::Http).with(e))?;
             let status = response.status();
-            if status.is_success() {
-                return Ok(response);
-            }
             if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
                 refreshed = true;
                 let context = AuthContext {
@@ -127,9 +142,7 @@ impl Http {
                     continue;
                 }
             }
-            let expired = status == StatusCode::NOT_FOUND && call.session.id.is_some();
-            let body = error_body(response.into_body(), call.timeout.min(ERROR_BODY_TIMEOUT)).await;
-            return Err(Error::from_status(status, body, expired));
+            return Ok(response);
         }
     }
 
@@ -168,6 +181,13 @@ impl Http {
         if let Some(version) = &call.session.version {
             headers.insert(MCP_PROTOCOL_VERSION, version.clone());
         }
+        if let Some(meta) = call.meta {
+            headers.insert(MCP_PROTOCOL_VERSION, meta.version.clone());
+            headers.insert(MCP_METHOD, meta.method.clone());
+            if let Some(name) = &meta.name {
+                headers.insert(MCP_NAME, name.clone());
+            }
+        }
         if let Some(last) = &call.last_event_id {
             headers.insert(LAST_EVENT_ID, last.clone());
         }
@@ -175,16 +195,16 @@ impl Http {
     }
 }
 
-/// The start of an error answer's body, as text: at most [`ERROR_BODY_PREFIX`] bytes, read for at
-/// most `timeout`, cut at a character boundary.
-async fn error_body(mut body: Incoming, timeout: Duration) -> String {
+/// The first `limit` bytes of an error answer's body, read for at most `timeout` (and never
+/// longer than [`ERROR_BODY_TIMEOUT`]): a body that does not come in time leaves what was read.
+pub(crate) async fn error_body(mut body: Incoming, limit: usize, timeout: Duration) -> Vec<u8> {
     let mut buf = Vec::new();
     let read = async {
-        while buf.len() < ERROR_BODY_PREFIX {
+        while buf.len() < limit {
             match body.frame().await {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        let room = ERROR_BODY_PREFIX - buf.len();
+                        let room = limit - buf.len();
                         buf.extend_from_slice(&data[..data.len().min(room)]);
                     }
                 }
@@ -192,14 +212,20 @@ async fn error_body(mut body: Incoming, timeout: Duration) -> String {
             }
         }
     };
-    // A body that does not come in time leaves what was read so far.
-    let _ = tokio::time::timeout(timeout, read).await;
-    let text = match std::str::from_utf8(&buf) {
+    let _ = tokio::time::timeout(timeout.min(ERROR_BODY_TIMEOUT), read).await;
+    buf
+}
+
+/// The start of an error answer's body as text: at most [`ERROR_BODY_PREFIX`] bytes, cut at a
+/// character boundary, trimmed.
+pub(crate) fn error_text(body: &[u8]) -> String {
+    let buf = &body[..body.len().min(ERROR_BODY_PREFIX)];
+    let text = match std::str::from_utf8(buf) {
         Ok(text) => text.to_owned(),
         Err(e) if e.error_len().is_none() => {
             String::from_utf8_lossy(&buf[..e.valid_up_to()]).into_owned()
         }
-        Err(_) => String::from_utf8_lossy(&buf).into_owned(),
+        Err(_) => String::from_utf8_lossy(buf).into_owned(),
     };
     text.trim().to_owned()
 }

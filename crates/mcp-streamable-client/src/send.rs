@@ -1,12 +1,13 @@
-//! Sending one message: its POST, the session it starts or carries, and starting a new session
-//! when the old one expired (C1, C6, C10).
+//! Sending one message of the session-based protocol: its POST, the session it starts or
+//! carries, starting a session for the application when the endpoint turned out to be
+//! session-based (M7), and starting a new one when the old one expired (C1, C6, C10).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Response};
 use hyper::body::Incoming;
-use mcp_jsonrpc::{Message, Request};
+use mcp_jsonrpc::{Id, Message, Notification, Request};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
@@ -14,6 +15,7 @@ use crate::connection::Inner;
 use crate::error::{Deadline, Error, Kind};
 use crate::headers::{ACCEPT_POST, MCP_SESSION_ID};
 use crate::legacy;
+use crate::modern::Identity;
 use crate::reply::{self, Tracker};
 use crate::request::Call;
 use crate::session::{INITIALIZED, Mode, SessionHeaders};
@@ -34,14 +36,7 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
         span.record("id", tracing::field::display(id));
     }
     let mut shutdown = inner.shutdown_signal();
-    let work = async {
-        match message {
-            Message::Request(request) if request.method == mcp_jsonrpc::INITIALIZE => {
-                initialize(inner, request).await
-            }
-            message => other(inner, message).await,
-        }
-    };
+    let work = crate::era::dispatch(inner, message);
     tokio::select! {
         biased;
         _ = shutdown.wait_for(|closed| *closed) => Err(Error::new(Kind::Closed)),
@@ -51,7 +46,7 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
 
 /// Sends `initialize`, which starts a new session: the messages sent meanwhile wait for its
 /// answer's session id.
-async fn initialize(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
+pub(crate) async fn initialize(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
     let _gate = inner.gate.write().await;
     let legacy = {
         let mut session = inner.session();
@@ -99,7 +94,7 @@ fn adopt_session(inner: &Inner, response: &Response<Incoming>) -> SessionHeaders
 }
 
 /// Sends any message other than `initialize`, in the current session.
-async fn other(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
+pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
     let (session, legacy) = {
         // Waits while an `initialize` is in flight.
         let _gate = inner.gate.read().await;
@@ -139,6 +134,84 @@ async fn other(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
     Ok(())
 }
 
+/// The id of the `initialize` the transport sends for the application: a string no integer id
+/// of the application's can equal. Its response is the transport's, never delivered.
+const OWN_INITIALIZE_ID: &str = "mcp-streamable-client/initialize";
+
+/// Runs the session-based lifecycle for the application, which sent a request without
+/// `initialize` to an endpoint that turned out to be session-based (M7): `initialize` asking for
+/// `version`, with the builder's client info and capabilities, its result (consumed here), then
+/// `notifications/initialized` and the standalone stream. The C10 fallback to HTTP+SSE applies
+/// to this `initialize` as to the application's. Returns once the session is ready; does
+/// nothing if the connection has one already.
+pub(crate) async fn start_session(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
+    let _gate = inner.gate.write().await;
+    if inner.session().is_started() {
+        return Ok(());
+    }
+    let started = own_lifecycle(inner, version).await;
+    if started.is_err() {
+        // Not started: the next request tries again, rather than going without a session.
+        let mut session = inner.session();
+        session.initialize = None;
+        session.initialized = None;
+        session.headers = SessionHeaders::default();
+    }
+    started
+}
+
+async fn own_lifecycle(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
+    let identity: &Identity = &inner.config().identity;
+    let id = Id::from(OWN_INITIALIZE_ID);
+    let request = Request::new(
+        id.clone(),
+        mcp_jsonrpc::INITIALIZE,
+        Some(identity.initialize_params(version)),
+    );
+    {
+        let mut session = inner.session();
+        session.headers = SessionHeaders::default();
+        session.initialize = Some(request.clone());
+        session.initialized = None;
+    }
+    tracing::debug!(version, "initializing for the application");
+    let message = Message::Request(request);
+    let (done, result) = oneshot::channel();
+    let body = Bytes::from(message.to_vec());
+    let legacy = match post(inner, &SessionHeaders::default(), body).await {
+        Ok(response) => {
+            let session = adopt_session(inner, &response);
+            let tracker = Tracker::new(Some(id)).initialize(true, Some(done));
+            reply::accept(inner, response, session, tracker)?;
+            None
+        }
+        Err(e) if fallback_applies(inner, &e) => {
+            let legacy = legacy::fallback(inner, e).await?;
+            inner.session().mode = Mode::Legacy(legacy.clone());
+            legacy.expect_initialize(id, done);
+            legacy.post(inner, &message).await?;
+            Some(legacy)
+        }
+        Err(e) => return Err(e),
+    };
+    match tokio::time::timeout(inner.config().request_timeout, result).await {
+        Ok(Ok(true)) => {}
+        Ok(_) => return Err(Error::new(Kind::Initialize)),
+        Err(_) => return Err(Error::timeout(Deadline::Request)),
+    }
+    let notification = Notification::new(INITIALIZED, None);
+    inner.session().initialized = Some(notification.clone());
+    let message = Message::Notification(notification);
+    if let Some(legacy) = legacy {
+        return legacy.post(inner, &message).await;
+    }
+    let session = inner.session().headers.clone();
+    let response = post(inner, &session, Bytes::from(message.to_vec())).await?;
+    reply::accept(inner, response, session.clone(), Tracker::new(None))?;
+    inner.start_standalone(session);
+    Ok(())
+}
+
 /// POSTs one message's bytes in `session`.
 async fn post(
     inner: &Inner,
@@ -151,6 +224,7 @@ async fn post(
         uri: &config.url,
         accept: ACCEPT_POST,
         session,
+        meta: None,
         last_event_id: None,
         body: Some(body),
         timeout: config.request_timeout,

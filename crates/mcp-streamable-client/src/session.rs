@@ -51,6 +51,12 @@ impl Session {
         }
     }
 
+    /// Whether the connection runs the session-based lifecycle: an `initialize` was sent, by
+    /// the application or by the transport for it, or the server's transport is known.
+    pub(crate) fn is_started(&self) -> bool {
+        self.initialize.is_some() || !matches!(self.mode, Mode::Unknown)
+    }
+
     pub(crate) fn legacy(&self) -> Option<Arc<Legacy>> {
         match &self.mode {
             Mode::Legacy(legacy) => Some(legacy.clone()),

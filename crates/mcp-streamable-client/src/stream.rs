@@ -1,5 +1,6 @@
 //! Reading one SSE stream, a POST's or the standalone GET's, and resuming it with GET and
-//! `Last-Event-ID` when its connection is lost (C3, C4, C5).
+//! `Last-Event-ID` when its connection is lost (C3, C4, C5); or, for a per-request request,
+//! sending the request again under a new id (M7).
 
 use std::sync::Arc;
 
@@ -11,9 +12,10 @@ use tokio::sync::watch;
 
 use crate::connection::Inner;
 use crate::error::{Deadline, Error, Kind};
+use crate::exchange::{Answer, Resend};
 use crate::headers::{self, ACCEPT_SSE, Format};
 use crate::reconnect::Budget;
-use crate::reply::Tracker;
+use crate::reply::{self, Tracker};
 use crate::request::Call;
 use crate::session::SessionHeaders;
 
@@ -29,6 +31,9 @@ pub(crate) struct SseStream {
     /// Carried from connection to connection, for the last event id and the server's `retry`.
     scanner: Scanner,
     budget: Budget,
+    /// Set for the stream of a per-request request: it is never resumed, the request is sent
+    /// again instead (M7).
+    resend: Option<Resend>,
 }
 
 /// How reading one connection of the stream ended.
@@ -50,6 +55,13 @@ impl SseStream {
         SseStream::new(inner, true, session, Tracker::default())
     }
 
+    /// The stream answering a per-request request, which `resend` can send again (M7).
+    pub(crate) fn for_modern(inner: Arc<Inner>, tracker: Tracker, resend: Resend) -> Self {
+        let mut stream = SseStream::new(inner, false, SessionHeaders::default(), tracker);
+        stream.resend = Some(resend);
+        stream
+    }
+
     fn new(inner: Arc<Inner>, standalone: bool, session: SessionHeaders, tracker: Tracker) -> Self {
         let scanner = Scanner::with_max_event_size(inner.config().max_event_size);
         let budget = Budget::new(&inner.config().reconnect);
@@ -60,12 +72,18 @@ impl SseStream {
             tracker,
             scanner,
             budget,
+            resend: None,
         }
     }
 
     /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
     /// stream), reconnecting until it is over.
     pub(crate) async fn run(mut self, first: Option<Incoming>) {
+        if self.resend.is_some()
+            && let Some(first) = first
+        {
+            return self.run_resending(first).await;
+        }
         let mut shutdown = self.inner.shutdown_signal();
         let mut connected_before = first.is_some();
         let mut body = first;
@@ -160,6 +178,90 @@ impl SseStream {
         }
     }
 
+    /// Reads the stream of a per-request request (M7). Such a stream is not resumable: when it
+    /// ends before the response, the request is sent again under a new id, after the
+    /// reconnection policy's backoff and within its budget, until a reply carries the response.
+    async fn run_resending(mut self, first: Incoming) {
+        let mut shutdown = self.inner.shutdown_signal();
+        let mut body = first;
+        loop {
+            match self.read(body, &mut shutdown).await {
+                Read::Stop => return,
+                Read::Ended(progress) => {
+                    if progress {
+                        self.budget.refill();
+                    }
+                }
+            }
+            if self.tracker.is_done() {
+                return;
+            }
+            let Some(next) = self.resend(&mut shutdown).await else {
+                return;
+            };
+            body = next;
+            self.scanner = Scanner::with_max_event_size(self.inner.config().max_event_size);
+        }
+    }
+
+    /// Sends the request again until an answer opens a new stream (`Some`), or the request is
+    /// over: answered, refused, given up, or the connection closed (`None`).
+    async fn resend(&mut self, shutdown: &mut watch::Receiver<bool>) -> Option<Incoming> {
+        loop {
+            let Some(attempt) = self.budget.take() else {
+                let reason = format!(
+                    "the stream ended before the response and re-sending the request failed in {} attempts",
+                    self.budget.max()
+                );
+                self.give_up(&reason).await;
+                return None;
+            };
+            let delay = self.inner.config().reconnect.delay(attempt);
+            tracing::debug!(?delay, attempt, "re-sending a request whose stream ended");
+            tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|closed| *closed) => return None,
+                () = tokio::time::sleep(delay) => {}
+            }
+            let resend = self.resend.as_mut()?;
+            let (id, answer) = tokio::select! {
+                biased;
+                _ = shutdown.wait_for(|closed| *closed) => return None,
+                sent = resend.post(&self.inner) => sent,
+            };
+            self.tracker.resend_as(id);
+            match answer {
+                Answer::Success(response) => match headers::format(response.headers()) {
+                    Format::Sse => return Some(response.into_body()),
+                    Format::Json => {
+                        let tracker = std::mem::take(&mut self.tracker);
+                        let (inner, session) = (self.inner.clone(), self.session.clone());
+                        reply::read_json(inner, session, response.into_body(), tracker).await;
+                        return None;
+                    }
+                    Format::Other => {
+                        let reason =
+                            "the re-sent request was answered without JSON or an event stream";
+                        self.give_up(reason).await;
+                        return None;
+                    }
+                },
+                Answer::Refused { error, .. } => {
+                    self.tracker.refused(&self.inner, error).await;
+                    return None;
+                }
+                Answer::Failed(e) if e.is_transient() => {
+                    tracing::debug!(error = %e, "re-sending failed");
+                }
+                Answer::Failed(e) => {
+                    let reason = format!("the server refused the re-sent request ({e})");
+                    self.give_up(&reason).await;
+                    return None;
+                }
+            }
+        }
+    }
+
     async fn get(
         &self,
         last_event_id: Option<HeaderValue>,
@@ -170,6 +272,7 @@ impl SseStream {
             uri: &config.url,
             accept: ACCEPT_SSE,
             session: &self.session,
+            meta: None,
             last_event_id,
             body: None,
             timeout: config.request_timeout,
@@ -212,6 +315,11 @@ impl SseStream {
                 match self.scanner.next_event() {
                     Ok(None) => break,
                     Ok(Some(event)) => match self.on_event(event).await {
+                        // A per-request stream carries nothing after its response (M6): it is
+                        // over, and its connection can go.
+                        Some(_) if self.resend.is_some() && self.tracker.is_done() => {
+                            return Read::Stop;
+                        }
                         Some(any) => delivered |= any,
                         None => return Read::Stop,
                     },
@@ -253,7 +361,7 @@ impl SseStream {
         match mcp_jsonrpc::parse(event.data.as_bytes()) {
             Ok(body) => {
                 for msg in body.into_messages() {
-                    if self.tracker.observe(&self.inner, &self.session, &msg)
+                    if let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg)
                         && !self.inner.deliver(Ok(msg)).await
                     {
                         return None;

@@ -1,9 +1,10 @@
-//! Integration tests of `mcp-streamable-client`: each C row of `SPEC.md` against fake servers
-//! that behave, and fake servers that do not.
+//! Integration tests of `mcp-streamable-client`: each C row of `SPEC.md`, and M7, against fake
+//! servers that behave, and fake servers that do not.
 
 mod errors;
 mod fake;
 mod legacy;
+mod modern;
 mod our_server;
 mod sending;
 mod session;

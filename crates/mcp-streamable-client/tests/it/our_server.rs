@@ -1,5 +1,5 @@
 //! Against this project's own server over loopback: what the echo client does, the standalone
-//! stream, and resumption after the connection is cut mid-stream.
+//! stream, resumption after the connection is cut mid-stream, and the per-request protocol.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,8 +7,11 @@ use std::time::Duration;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_server::{Config, InMemoryEventStore, ServerConnection, StreamableHttpService};
-use mcp_transport::{Connection, Outgoing, Sender};
+use mcp_streamable_client::Era;
+use mcp_streamable_server::{
+    Config, Eras, InMemoryEventStore, ServerConnection, StreamableHttpService,
+};
+use mcp_transport::{Connection, Outgoing, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -277,4 +280,54 @@ async fn a_stream_cut_mid_way_resumes_with_every_message_once_in_order() {
         proxy.accepted() > accepted_at_cut,
         "the client reconnected after the cut"
     );
+}
+
+#[tokio::test]
+async fn m7_our_dual_era_server_is_spoken_to_per_request() {
+    let service = StreamableHttpService::new(Config::default(), app);
+    let addr = serve(service.clone()).await;
+    let client = builder(&format!("http://{addr}/mcp")).build().unwrap();
+    let mut conn = client.clone().connect().await.unwrap();
+
+    send(&conn, tool(2, "echo", json!({"text": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
+    assert_eq!(client.era(), Some(Era::Modern));
+    // A name sent base64-encoded is decoded and matched by the server.
+    send(&conn, tool(3, "écho", json!({}))).await.unwrap();
+    let response = recv_response(&mut conn).await;
+    assert!(!response.is_error(), "{response:?}");
+    send(&conn, tool(4, "progress", json!({"steps": 2})))
+        .await
+        .unwrap();
+    for step in 1..=2 {
+        match recv(&mut conn).await {
+            Message::Notification(n) => {
+                assert_eq!(n.parse_params::<Value>().unwrap()["progress"], step)
+            }
+            other => panic!("expected progress, got {other:?}"),
+        }
+    }
+    assert_eq!(result(&recv_response(&mut conn).await)["text"], "done");
+    assert_eq!(service.session_count(), 0);
+    assert_eq!(conn.session_id(), None);
+    conn.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn m7_our_session_only_server_gets_a_session_from_auto() {
+    let service = StreamableHttpService::new(Config::default().eras(Eras::LegacyOnly), app);
+    let addr = serve(service.clone()).await;
+    let client = builder(&format!("http://{addr}/mcp")).build().unwrap();
+    let mut conn = client.clone().connect().await.unwrap();
+    send(&conn, tool(2, "echo", json!({"text": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
+    assert_eq!(client.era(), Some(Era::Legacy));
+    assert!(conn.session_id().is_some());
+    assert_eq!(service.session_count(), 1);
+    conn.close().await.unwrap();
+    assert_eq!(service.session_count(), 0, "close sent DELETE");
 }
