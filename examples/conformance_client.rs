@@ -15,15 +15,22 @@
 //! - `tools_call`: initialize, list the tools, call `add_numbers {a, b}`, close;
 //! - `sse-retry`: initialize, call `test_reconnection`, whose stream the server closes after a
 //!   priming event with `retry: 500`: the client must wait that long, resume the stream with
-//!   GET and `Last-Event-ID`, and get the result there (SEP-1699).
+//!   GET and `Last-Event-ID`, and get the result there (SEP-1699);
+//! - `request-metadata` (2026-07-28): list the tools, each request carrying its `_meta` and the
+//!   matching `MCP-Protocol-Version`; the suite refuses the first with -32022 to see a retry;
+//! - `http-standard-headers` (2026-07-28): list and call the tools, list and read the resources,
+//!   list and get the prompts, each with its `Mcp-Method` and `Mcp-Name`.
 
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use mcp_streamable_client::Client;
 use mcp_transport::Transport;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
+    ReadResourceRequestParams,
+};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::json;
 
 /// The whole scenario must finish within this, well inside the suite's own 30 s limit.
@@ -53,28 +60,47 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
         "initialize" => &[],
         "tools_call" => &[("add_numbers", json!({"a": 5, "b": 3}))],
         "sse-retry" => &[("test_reconnection", json!({}))],
-        other => bail!("unknown scenario {other:?} (initialize, tools_call, sse-retry)"),
+        // 2026-07-28: the metadata of every request, then the mirrored headers of each method
+        // that has them.
+        "request-metadata" => &[],
+        "http-standard-headers" => &[
+            ("test_headers", json!({})),
+            ("my-hyphenated-tool", json!({})),
+        ],
+        other => bail!(
+            "unknown scenario {other:?} (initialize, tools_call, sse-retry, request-metadata, \
+             http-standard-headers)"
+        ),
     };
     // The revision the suite asks for, if it names one; otherwise the newest with an initialize
-    // handshake, the lifecycle this client runs.
+    // handshake. rmcp runs the lifecycle of the revision: initialize up to 2025-11-25, the
+    // per-request protocol from 2026-07-28, which the transport carries with its headers.
     let version = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
         Ok(asked) => ProtocolVersion::KNOWN_VERSIONS
             .iter()
-            .find(|known| known.as_str() == asked && known.has_initialize())
+            .find(|known| known.as_str() == asked)
             .cloned()
             .with_context(|| format!("protocol version {asked} is not one this client runs"))?,
         Err(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
     };
     let mut config = ClientConfig::default();
-    config.protocol_version = version;
+    config.protocol_version = version.clone();
     config.client_info.name = "mcp-streamable-http-conformance-client".into();
     config.client_info.version = env!("CARGO_PKG_VERSION").into();
 
     let connection = Client::new(url)?.connect().await?;
-    let client = config
-        .serve(mcp_rmcp::client(connection))
-        .await
-        .context("initialize")?;
+    let transport = mcp_rmcp::client(connection);
+    let client = if version.has_initialize() {
+        config.serve(transport).await.context("initialize")?
+    } else {
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![version],
+        };
+        config
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .context("server/discover")?
+    };
     let listed = client.list_tools(None).await.context("tools/list")?;
     eprintln!(
         "tools: {:?}",
@@ -88,6 +114,27 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("tools/call {name}"))?;
         eprintln!("{name}: {}", serde_json::to_string(&result.content)?);
+    }
+    if scenario == "http-standard-headers" {
+        let resources = client
+            .list_resources(None)
+            .await
+            .context("resources/list")?;
+        for resource in resources.resources.iter().take(2) {
+            let params = ReadResourceRequestParams::new(resource.uri.clone());
+            client
+                .read_resource(params)
+                .await
+                .with_context(|| format!("resources/read {}", resource.uri))?;
+        }
+        let prompts = client.list_prompts(None).await.context("prompts/list")?;
+        if let Some(prompt) = prompts.prompts.first() {
+            let params = GetPromptRequestParams::new(prompt.name.clone());
+            client
+                .get_prompt(params)
+                .await
+                .with_context(|| format!("prompts/get {}", prompt.name))?;
+        }
     }
     client.cancel().await.context("closing the session")?;
     Ok(())

@@ -42,7 +42,7 @@ const MODERN_SERVER_SCENARIOS: &[&str] = &[
     "tools-call-with-progress",
 ];
 /// The client scenarios of 2026-07-28 that test the transport.
-const MODERN_CLIENT_SCENARIOS: &[&str] = &[];
+const MODERN_CLIENT_SCENARIOS: &[&str] = &["request-metadata", "http-standard-headers"];
 /// Server scenarios a full run must include: were a new suite version to stop running one of
 /// these at 2025-11-25, the run fails instead of silently testing less.
 const REQUIRED_SERVER_SCENARIOS: &[&str] = &[
