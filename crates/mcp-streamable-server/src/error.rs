@@ -87,6 +87,10 @@ impl Reject {
             Kind::Internal => code::INTERNAL_ERROR,
             _ => codes::TRANSPORT_ERROR,
         };
+        Reject::with_code(kind, code, message)
+    }
+
+    fn with_code(kind: Kind, code: i64, message: impl Into<String>) -> Self {
         Reject {
             kind,
             code,
@@ -103,13 +107,7 @@ impl Reject {
             Some(StatusCode::NOT_FOUND) => Kind::MethodNotFound,
             _ => Kind::BadRequest,
         };
-        Reject {
-            kind,
-            code,
-            message: message.into(),
-            id: None,
-            data: None,
-        }
+        Reject::with_code(kind, code, message)
     }
 
     /// Sets the error's `data`.
@@ -142,13 +140,7 @@ impl Reject {
     /// A malformed body: -32700 or -32600 (J4).
     pub(crate) fn from_parse(err: &mcp_jsonrpc::Error) -> Self {
         let obj = err.to_error_object();
-        Reject {
-            kind: Kind::BadRequest,
-            code: obj.code,
-            message: obj.message,
-            id: None,
-            data: None,
-        }
+        Reject::with_code(Kind::BadRequest, obj.code, obj.message)
     }
 
     /// The HTTP status of this refusal: the one place statuses are decided.

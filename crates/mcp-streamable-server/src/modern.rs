@@ -17,16 +17,14 @@ use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue};
 use mcp_jsonrpc::{Body, Message, RawValue, code};
 use serde::Deserialize;
-use tokio::sync::mpsc;
 
 use crate::body::ResponseBody;
 use crate::config::Eras;
-use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject, codes};
 use crate::headers::{
     self, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS,
 };
-use crate::post::{empty, sse_response};
+use crate::post::{empty, sse_response, start_transient};
 use crate::service::Shared;
 use crate::session::{Lifetime, Session};
 use crate::stream::{JsonWait, OnEnd, SseBody};
@@ -305,20 +303,7 @@ pub(crate) async fn serve(
             ),
         ));
     }
-    shared.refuse_when_shutting_down("no new requests")?;
-    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
-    let session = Session::new(
-        Arc::from(""),
-        Arc::clone(shared),
-        tx,
-        Lifetime::Request(version),
-    );
-    shared.registry.insert_transient(&session);
-    shared.start(
-        ServerConnection::new(rx, Arc::clone(&session)),
-        parts,
-        session.span.clone(),
-    );
+    let session = start_transient(shared, parts, Lifetime::Request(version))?;
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the body below does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));

@@ -254,15 +254,7 @@ async fn serve_stateless(
     body: Body,
     version: Option<&'static str>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    shared.refuse_when_shutting_down("no new requests")?;
-    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
-    let session = Session::new(Arc::from(""), Arc::clone(shared), tx, Lifetime::Post);
-    shared.registry.insert_transient(&session);
-    shared.start(
-        ServerConnection::new(rx, Arc::clone(&session)),
-        parts,
-        session.span.clone(),
-    );
+    let session = start_transient(shared, parts, Lifetime::Post)?;
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still
     // reads what was delivered, then sees the end.
@@ -275,6 +267,25 @@ async fn serve_stateless(
         guard.0 = None;
     }
     response
+}
+
+/// Starts the application for a session that lives for one POST (stateless mode) or one
+/// request (2026-07-28); it is kept apart from the sessions clients name, for shutdown to see.
+pub(crate) fn start_transient(
+    shared: &Arc<Shared>,
+    parts: http::request::Parts,
+    lifetime: Lifetime,
+) -> Result<Arc<Session>, Reject> {
+    shared.refuse_when_shutting_down("no new requests")?;
+    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
+    let session = Session::new(Arc::from(""), Arc::clone(shared), tx, lifetime);
+    shared.registry.insert_transient(&session);
+    shared.start(
+        ServerConnection::new(rx, Arc::clone(&session)),
+        parts,
+        session.span.clone(),
+    );
+    Ok(session)
 }
 
 /// Ends a stateless session when dropped, unless disarmed.
