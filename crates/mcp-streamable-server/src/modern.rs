@@ -63,14 +63,18 @@ struct Meta<'a> {
     capabilities: Option<&'a RawValue>,
 }
 
-/// The parameters of the one message of a body, if it has any the transport can read.
-fn params_of(body: &Body) -> Option<Params<'_>> {
-    let raw = match body {
+/// The raw parameters of the one message of a body, if it has any.
+fn raw_params(body: &Body) -> Option<&RawValue> {
+    match body {
         Body::Single(Message::Request(r)) => r.params.as_deref(),
         Body::Single(Message::Notification(n)) => n.params.as_deref(),
         _ => None,
-    }?;
-    serde_json::from_str(raw.get()).ok()
+    }
+}
+
+/// The parameters of the one message of a body, if it has any the transport can read.
+fn params_of(body: &Body) -> Option<Params<'_>> {
+    serde_json::from_str(raw_params(body)?.get()).ok()
 }
 
 /// M1: a POST is modern when its message's `_meta` names a protocol version, or its
@@ -82,6 +86,12 @@ pub(crate) fn classify(eras: Eras, header_version: Option<&str>, body: &Body) ->
     }
     if header_version.is_some_and(headers::is_modern_version) {
         return Era::Modern;
+    }
+    // Most POSTs of a session are not per-request: a search spares them a parse. The needle is
+    // the key's last part, which JSON cannot write otherwise short of `\u` escapes (the `/`
+    // before it may be written `\/`).
+    if !raw_params(body).is_some_and(|raw| raw.get().contains("protocolVersion")) {
+        return Era::Legacy;
     }
     let names_version = params_of(body)
         .and_then(|p| p.meta)
@@ -419,6 +429,23 @@ mod tests {
             let err = decode_value(&value).unwrap_err();
             assert!(err.contains(why), "{raw:?}: {err}");
         }
+    }
+
+    #[test]
+    fn m1_meta_makes_a_post_modern_however_its_key_is_escaped() {
+        let classify_body = |json: &str| {
+            let body = mcp_jsonrpc::parse(json.as_bytes()).unwrap();
+            classify(Eras::Both, None, &body)
+        };
+        let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}"#;
+        let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+        let elsewhere =
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"protocolVersion"}}"#;
+        assert_eq!(classify_body(plain), Era::Modern);
+        assert_eq!(classify_body(escaped), Era::Modern);
+        assert_eq!(classify_body(legacy), Era::Legacy);
+        assert_eq!(classify_body(elsewhere), Era::Legacy);
     }
 
     #[test]
