@@ -47,19 +47,9 @@ where
             "Content-Type must be application/json",
         ));
     }
-    // The version header is read for what it says of the family first (M1): a 2026-07-28 one
-    // is checked against the body, a session-based one here (S8).
+    // The version header says what family the POST is of (M1) before the body is read; its
+    // value is checked after, against the body (M3) or as a session's (S8).
     let header_version = headers::single(&parts.headers, MCP_PROTOCOL_VERSION).unwrap_or(None);
-    let modern_header = header_version.is_some_and(headers::is_modern_version)
-        && shared.config.eras != Eras::LegacyOnly;
-    let legacy_checks = if modern_header {
-        None
-    } else {
-        Some((
-            protocol_version(&parts.headers),
-            session_id(&parts.headers).map(|id| id.map(str::to_owned)),
-        ))
-    };
     let bytes = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
     // S21: from here on, a refusal of one request answers with its id.
@@ -67,22 +57,17 @@ where
         Body::Single(Message::Request(r)) => Some(r.id.clone()),
         _ => None,
     };
-    let era = match legacy_checks {
-        None => Era::Modern,
-        Some(_) => modern::classify(shared.config.eras, header_version, &body),
-    };
-    let served = match (era, legacy_checks) {
-        (Era::Modern, _) => modern::serve(shared, parts, body).await,
-        (Era::Legacy, _) if shared.config.eras == Eras::ModernOnly => {
+    let served = match modern::classify(shared.config.eras, header_version, &body) {
+        Era::Modern => modern::serve(shared, parts, body).await,
+        Era::Legacy if shared.config.eras == Eras::ModernOnly => {
             Err(legacy_refused(&body, header_version))
         }
-        (Era::Legacy, Some((version, session_id))) => {
+        Era::Legacy => {
             // Refusals of the headers alone carry no id (S21), as if made before the body.
-            let version = version?;
-            let session_id = session_id?;
+            let version = protocol_version(&parts.headers)?;
+            let session_id = session_id(&parts.headers)?.map(str::to_owned);
             dispatch(shared, parts, body, version, session_id).await
         }
-        (Era::Legacy, None) => unreachable!("a modern header makes a modern POST"),
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
 }

@@ -54,7 +54,7 @@ impl Registry {
     }
 
     pub(crate) fn remove(&self, session: &Session) {
-        if session.stateless {
+        if session.is_transient() {
             self.transient().remove(&address(session));
         } else {
             self.lock().remove(&session.id);

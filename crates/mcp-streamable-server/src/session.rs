@@ -41,11 +41,7 @@ pub(crate) struct Session {
     #[cfg(test)]
     pub(crate) locks: AtomicU64,
     pub(crate) span: tracing::Span,
-    /// Lives for one POST (stateless mode, or a per-request one): kept apart from the
-    /// registry's sessions, which clients name by id.
-    pub(crate) stateless: bool,
-    /// Serves one request of the 2026-07-28 family (M6).
-    per_request: bool,
+    lifetime: Lifetime,
 }
 
 /// How long a session lives.
@@ -149,9 +145,19 @@ impl Session {
             #[cfg(test)]
             locks: AtomicU64::new(0),
             span,
-            stateless,
-            per_request: matches!(lifetime, Lifetime::Request(_)),
+            lifetime,
         })
+    }
+
+    /// Lives for one POST (stateless mode, or a per-request one): kept apart from the
+    /// registry's sessions, which clients name by id.
+    pub(crate) fn is_transient(&self) -> bool {
+        self.lifetime != Lifetime::Session
+    }
+
+    /// Serves one request of the 2026-07-28 family (M6).
+    fn is_per_request(&self) -> bool {
+        matches!(self.lifetime, Lifetime::Request(_))
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
@@ -281,14 +287,14 @@ impl Session {
     /// Routes one outgoing message to its stream (S10), keeps it in the event store if there is
     /// one, and hands it to the connection reading that stream.
     pub(crate) async fn send(&self, out: Outgoing) -> Result<(), Error> {
-        if self.per_request && matches!(out.message, Message::Request(_)) {
+        if self.is_per_request() && matches!(out.message, Message::Request(_)) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 "a 2026-07-28 client takes no requests from the server: return an \
                  InputRequiredResult carrying them instead (MRTR)",
             ));
         }
-        if self.stateless && matches!(out.message, Message::Request(_)) {
+        if self.is_transient() && matches!(out.message, Message::Request(_)) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 "a stateless server cannot send requests to the client: \
@@ -329,14 +335,14 @@ impl Session {
                 }
             }
             if stream == STANDALONE {
-                if self.per_request {
+                if self.is_per_request() {
                     return Err(Error::new(
                         ErrorKind::Unsupported,
                         "a 2026-07-28 connection serves one request: what it sends must relate \
                          to that request, and nothing can follow the response",
                     ));
                 }
-                if self.stateless {
+                if self.is_transient() {
                     return Err(Error::new(
                         ErrorKind::Unsupported,
                         "a stateless server has no stream for messages unrelated to a request",
