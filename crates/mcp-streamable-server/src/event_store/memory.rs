@@ -48,27 +48,46 @@ struct Inner {
     total: usize,
     /// Events kept, across sessions.
     live: usize,
+    /// Numbers every event appended, across sessions, in the order appended.
+    next_seq: u64,
     sessions: HashMap<Arc<str>, SessionLog>,
     /// Every stored event in the order stored, across sessions, for eviction at the total cap.
-    /// Entries whose event is already gone are skipped when popped.
-    order: VecDeque<(Arc<str>, u64, u64)>,
+    /// Entries whose event is already gone (evicted at its session's cap, or its session
+    /// closed) are skipped when popped, and swept once they outnumber the live ones.
+    order: VecDeque<(Arc<str>, u64)>,
 }
 
+/// One session's events, in the order appended: eviction takes the oldest, from the front.
 #[derive(Debug, Default)]
 struct SessionLog {
     bytes: usize,
+    events: VecDeque<Kept>,
+    /// The streams with events kept, or not finished: a finished stream's entry goes with its
+    /// last event, so that a session of a million requests (a stream each) remembers only
+    /// what it keeps.
     streams: HashMap<u64, StreamLog>,
-    /// `(stream, index)` in the order stored, for eviction at the session cap.
-    order: VecDeque<(u64, u64)>,
+    /// The highest stream that ever had an event: one at or below it that the store no longer
+    /// knows had all its events evicted.
+    highest_stream: u64,
+}
+
+#[derive(Debug)]
+struct Kept {
+    seq: u64,
+    stream: u64,
+    event: StoredEvent,
 }
 
 #[derive(Debug, Default)]
 struct StreamLog {
-    events: VecDeque<StoredEvent>,
+    /// Events of the stream kept.
+    kept: usize,
     /// The highest index evicted, if any: a replay from before it would have a gap.
     evicted_through: Option<u64>,
     /// The highest index appended: a replay from after it names an event never sent.
     last: u64,
+    /// The stream got its last message.
+    finished: bool,
 }
 
 fn cost(event: &StoredEvent) -> usize {
@@ -84,6 +103,7 @@ impl InMemoryEventStore {
                 total_cap: total,
                 total: 0,
                 live: 0,
+                next_seq: 0,
                 sessions: HashMap::new(),
                 order: VecDeque::new(),
             })),
@@ -109,19 +129,22 @@ impl Inner {
     fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
         let event = StoredEvent { index, message };
         let size = cost(&event);
+        let seq = self.next_seq;
+        self.next_seq += 1;
         let key: Arc<str> = match self.sessions.get_key_value(session) {
             Some((k, _)) => Arc::clone(k),
             None => Arc::from(session),
         };
         let log = self.sessions.entry(Arc::clone(&key)).or_default();
         log.bytes += size;
-        log.order.push_back((stream, index));
+        log.highest_stream = log.highest_stream.max(stream);
         let slog = log.streams.entry(stream).or_default();
+        slog.kept += 1;
         slog.last = slog.last.max(index);
-        slog.events.push_back(event);
+        log.events.push_back(Kept { seq, stream, event });
         self.total += size;
         self.live += 1;
-        self.order.push_back((key, stream, index));
+        self.order.push_back((key, seq));
         while self
             .sessions
             .get(session)
@@ -130,51 +153,49 @@ impl Inner {
             self.evict_oldest_of(session);
         }
         while self.total > self.total_cap {
-            let Some((s, st, i)) = self.order.pop_front() else {
+            let Some((s, seq)) = self.order.pop_front() else {
                 break;
             };
-            self.evict(&s, st, i);
+            if self.is_live(&s, seq) {
+                self.evict_oldest_of(&s);
+            }
         }
-        // Eviction at the session cap leaves stale entries in the global order; rebuild it
-        // once they outnumber the live ones, so that it stays proportional to what is kept.
+        // Eviction at a session's cap and closed sessions leave stale entries in the global
+        // order; sweep them once they outnumber the live ones, so that it stays proportional
+        // to what is kept.
         if self.order.len() > 2 * self.live + 1024 {
             let sessions = &self.sessions;
-            self.order.retain(|(s, st, i)| {
-                sessions
-                    .get(s)
-                    .and_then(|l| l.streams.get(st))
-                    .is_some_and(|sl| sl.events.binary_search_by_key(i, |e| e.index).is_ok())
-            });
+            self.order
+                .retain(|(s, seq)| Self::is_live_in(sessions, s, *seq));
         }
+    }
+
+    /// Whether event `seq` of `session` is still kept. A session evicts from the front only,
+    /// so its events from the oldest kept on are all there.
+    fn is_live(&self, session: &str, seq: u64) -> bool {
+        Self::is_live_in(&self.sessions, session, seq)
+    }
+
+    fn is_live_in(sessions: &HashMap<Arc<str>, SessionLog>, session: &str, seq: u64) -> bool {
+        sessions
+            .get(session)
+            .and_then(|l| l.events.front())
+            .is_some_and(|oldest| oldest.seq <= seq)
     }
 
     fn evict_oldest_of(&mut self, session: &str) {
         let Some(log) = self.sessions.get_mut(session) else {
             return;
         };
-        let Some((stream, index)) = log.order.front().copied() else {
+        let Some(Kept { stream, event, .. }) = log.events.pop_front() else {
             return;
         };
-        self.evict(session, stream, index);
-    }
-
-    /// Removes event `index` of `stream`, which must be the oldest kept of that stream.
-    fn evict(&mut self, session: &str, stream: u64, index: u64) {
-        let Some(log) = self.sessions.get_mut(session) else {
-            return;
-        };
-        let Some(slog) = log.streams.get_mut(&stream) else {
-            return;
-        };
-        if slog.events.front().is_none_or(|e| e.index != index) {
-            return;
-        }
-        let event = slog.events.pop_front().expect("checked above");
-        slog.evicted_through = Some(index);
-        if log.order.front() == Some(&(stream, index)) {
-            log.order.pop_front();
-        } else if let Some(at) = log.order.iter().position(|&e| e == (stream, index)) {
-            log.order.remove(at);
+        if let Some(slog) = log.streams.get_mut(&stream) {
+            slog.kept -= 1;
+            slog.evicted_through = Some(event.index);
+            if slog.kept == 0 && slog.finished {
+                log.streams.remove(&stream);
+            }
         }
         let size = cost(&event);
         log.bytes -= size;
@@ -188,29 +209,47 @@ impl Inner {
         stream: u64,
         after: u64,
     ) -> Result<Vec<StoredEvent>, ReplayError> {
-        let slog = self
+        let log = self
             .sessions
             .get(session)
-            .and_then(|l| l.streams.get(&stream))
             .ok_or(ReplayError::UnknownStream)?;
+        let Some(slog) = log.streams.get(&stream) else {
+            return Err(if stream <= log.highest_stream {
+                ReplayError::Purged
+            } else {
+                ReplayError::UnknownStream
+            });
+        };
         if after > slog.last {
             return Err(ReplayError::UnknownEvent);
         }
         if slog.evicted_through.is_some_and(|e| e > after) {
             return Err(ReplayError::Purged);
         }
-        Ok(slog
+        // A rare request (a reconnection), against a log bounded by the session's cap.
+        Ok(log
             .events
             .iter()
-            .filter(|e| e.index > after)
-            .cloned()
+            .filter(|k| k.stream == stream && k.event.index > after)
+            .map(|k| k.event.clone())
             .collect())
+    }
+
+    fn stream_finished(&mut self, session: &str, stream: u64) {
+        if let Some(log) = self.sessions.get_mut(session)
+            && let Some(slog) = log.streams.get_mut(&stream)
+        {
+            slog.finished = true;
+            if slog.kept == 0 {
+                log.streams.remove(&stream);
+            }
+        }
     }
 
     fn session_closed(&mut self, session: &str) {
         if let Some(log) = self.sessions.remove(session) {
             self.total -= log.bytes;
-            self.live -= log.order.len();
+            self.live -= log.events.len();
         }
     }
 }
@@ -238,9 +277,10 @@ impl EventStore for InMemoryEventStore {
         ))
     }
 
-    fn stream_finished<'a>(&'a self, _session: &'a str, _stream: u64) -> StoreFuture<'a, ()> {
+    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
         // A finished stream may still be resumed by a client that lost its end; its events go
-        // in age order like any other's.
+        // in age order like any other's, and its bookkeeping with the last of them.
+        self.lock().stream_finished(session, stream);
         Box::pin(std::future::ready(()))
     }
 
@@ -333,6 +373,58 @@ mod tests {
         store.lock().session_closed("a");
         assert_eq!(store.retained_bytes(), 0);
         assert_eq!(store.session_count(), 0);
+    }
+
+    #[test]
+    fn a_long_session_of_many_streams_keeps_bookkeeping_for_what_it_keeps_only() {
+        // Every request of a session gets a stream of its own: after a million requests the
+        // store must remember no more streams than it keeps events of.
+        let mut s = InMemoryEventStore::new(10 * (100 + EVENT_OVERHEAD), 1 << 30).lock_owned();
+        for stream in 1..=100_000 {
+            s.append("a", stream, 1, msg(100));
+            s.stream_finished("a", stream);
+        }
+        assert!(
+            s.sessions["a"].streams.len() <= 10,
+            "{}",
+            s.sessions["a"].streams.len()
+        );
+        assert!(matches!(s.replay_after("a", 100_000, 0), Ok(ref v) if v.len() == 1));
+        assert!(matches!(
+            s.replay_after("a", 5, 0),
+            Err(ReplayError::Purged)
+        ));
+        assert!(matches!(
+            s.replay_after("a", 100_001, 0),
+            Err(ReplayError::UnknownStream)
+        ));
+    }
+
+    #[test]
+    fn a_live_stream_read_to_its_end_resumes_though_its_events_were_evicted() {
+        let mut s = InMemoryEventStore::new(2 * (100 + EVENT_OVERHEAD), 1 << 30).lock_owned();
+        s.append("a", 0, 1, msg(100));
+        s.append("a", 0, 2, msg(100));
+        for stream in 1..=10 {
+            s.append("a", stream, 1, msg(100));
+            s.stream_finished("a", stream);
+        }
+        // The standalone stream lives on: the client read through index 2 and has missed
+        // nothing, though neither event is kept.
+        assert!(matches!(s.replay_after("a", 0, 2), Ok(ref v) if v.is_empty()));
+        assert!(matches!(
+            s.replay_after("a", 0, 1),
+            Err(ReplayError::Purged)
+        ));
+        assert!(matches!(
+            s.replay_after("a", 0, 3),
+            Err(ReplayError::UnknownEvent)
+        ));
+        assert!(
+            s.sessions["a"].streams.len() <= 3,
+            "{}",
+            s.sessions["a"].streams.len()
+        );
     }
 
     impl InMemoryEventStore {
