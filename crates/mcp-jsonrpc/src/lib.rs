@@ -44,7 +44,7 @@ pub use error::Error;
 pub use error_object::{ErrorObject, code};
 pub use id::Id;
 pub use message::{INITIALIZE, Message, Notification, Request, Response};
-pub use parse::{Body, parse};
+pub use parse::{Body, BodyIter, parse};
 pub use serde_json::value::{RawValue, to_raw_value};
 
 /// Compares optional raw payloads by their text.

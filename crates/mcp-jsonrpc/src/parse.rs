@@ -37,7 +37,8 @@ impl Body {
         }
     }
 
-    /// The messages, in order.
+    /// The messages, in order, as a vector (iterate the body itself to spare the allocation a
+    /// single message would need).
     pub fn into_messages(self) -> Vec<Message> {
         match self {
             Body::Single(m) => vec![m],
@@ -45,6 +46,60 @@ impl Body {
         }
     }
 }
+
+impl IntoIterator for Body {
+    type Item = Message;
+    type IntoIter = BodyIter;
+
+    /// The messages, in order, without allocating.
+    ///
+    /// ```
+    /// let body = mcp_jsonrpc::parse(br#"{"jsonrpc":"2.0","method":"ping","id":1}"#)?;
+    /// for message in body {
+    ///     assert!(message.is_request());
+    /// }
+    /// # Ok::<(), mcp_jsonrpc::Error>(())
+    /// ```
+    fn into_iter(self) -> BodyIter {
+        BodyIter(match self {
+            Body::Single(m) => Inner::Single(Some(m)),
+            Body::Batch(ms) => Inner::Batch(ms.into_iter()),
+        })
+    }
+}
+
+/// The messages of a [`Body`], in order: from [`Body::into_iter`].
+#[derive(Debug)]
+pub struct BodyIter(Inner);
+
+#[derive(Debug)]
+enum Inner {
+    Single(Option<Message>),
+    Batch(std::vec::IntoIter<Message>),
+}
+
+impl Iterator for BodyIter {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        match &mut self.0 {
+            Inner::Single(m) => m.take(),
+            Inner::Batch(ms) => ms.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            Inner::Single(m) => {
+                let n = usize::from(m.is_some());
+                (n, Some(n))
+            }
+            Inner::Batch(ms) => ms.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for BodyIter {}
 
 /// Parses a body: one message or a non-empty batch (J3).
 ///

@@ -141,6 +141,25 @@ fn j3_a_body_is_one_message_or_a_non_empty_batch() {
     assert!(body.is_batch());
     assert_eq!(body.messages().len(), 2);
     assert_eq!(body.messages()[1].method(), Some("b"));
+    let methods: Vec<_> = body
+        .clone()
+        .into_iter()
+        .map(|m| m.method().map(str::to_owned))
+        .collect();
+    assert_eq!(methods, [Some("a".to_owned()), Some("b".to_owned())]);
+    assert_eq!(body.into_iter().len(), 2);
+
+    let single = parse(br#"{"jsonrpc":"2.0","method":"a"}"#).unwrap();
+    let mut messages = single.into_iter();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(
+        messages
+            .next()
+            .and_then(|m| m.method().map(str::to_owned))
+            .as_deref(),
+        Some("a")
+    );
+    assert!(messages.next().is_none());
 
     let err = parse(b"[]").unwrap_err();
     assert_eq!(err.code(), code::INVALID_REQUEST);
