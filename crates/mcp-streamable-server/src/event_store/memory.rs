@@ -1,7 +1,10 @@
 //! The bounded in-memory event store.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
@@ -51,15 +54,16 @@ struct Inner {
     /// Numbers every event appended, across sessions, in the order appended.
     next_seq: u64,
     sessions: HashMap<Arc<str>, SessionLog>,
-    /// Every stored event in the order stored, across sessions, for eviction at the total cap.
-    /// Entries whose event is already gone (evicted at its session's cap, or its session
-    /// closed) are skipped when popped, and swept once they outnumber the live ones.
-    order: VecDeque<(Arc<str>, u64)>,
+    /// Each session with events kept, by the number of its oldest: the first is the session
+    /// holding the oldest event of the store, which goes first at the total cap. One entry per
+    /// session, changed only when a session's oldest event goes.
+    oldest: BTreeSet<(u64, Arc<str>)>,
 }
 
 /// One session's events, in the order appended: eviction takes the oldest, from the front.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SessionLog {
+    key: Arc<str>,
     bytes: usize,
     events: VecDeque<Kept>,
     /// The streams with events kept, or not finished: a finished stream's entry goes with its
@@ -105,7 +109,7 @@ impl InMemoryEventStore {
                 live: 0,
                 next_seq: 0,
                 sessions: HashMap::new(),
-                order: VecDeque::new(),
+                oldest: BTreeSet::new(),
             })),
         }
     }
@@ -125,82 +129,97 @@ impl InMemoryEventStore {
     }
 }
 
-impl Inner {
-    fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
-        let event = StoredEvent { index, message };
-        let size = cost(&event);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let key: Arc<str> = match self.sessions.get_key_value(session) {
-            Some((k, _)) => Arc::clone(k),
-            None => Arc::from(session),
-        };
-        let log = self.sessions.entry(Arc::clone(&key)).or_default();
-        log.bytes += size;
-        log.highest_stream = log.highest_stream.max(stream);
-        let slog = log.streams.entry(stream).or_default();
+impl SessionLog {
+    fn new(key: Arc<str>) -> Self {
+        SessionLog {
+            key,
+            bytes: 0,
+            events: VecDeque::new(),
+            streams: HashMap::new(),
+            highest_stream: 0,
+        }
+    }
+
+    fn oldest(&self) -> Option<u64> {
+        self.events.front().map(|k| k.seq)
+    }
+
+    fn push(&mut self, seq: u64, stream: u64, event: StoredEvent) {
+        self.bytes += cost(&event);
+        self.highest_stream = self.highest_stream.max(stream);
+        let slog = self.streams.entry(stream).or_default();
         slog.kept += 1;
-        slog.last = slog.last.max(index);
-        log.events.push_back(Kept { seq, stream, event });
-        self.total += size;
-        self.live += 1;
-        self.order.push_back((key, seq));
-        while self
-            .sessions
-            .get(session)
-            .is_some_and(|l| l.bytes > self.per_session)
-        {
-            self.evict_oldest_of(session);
-        }
-        while self.total > self.total_cap {
-            let Some((s, seq)) = self.order.pop_front() else {
-                break;
-            };
-            if self.is_live(&s, seq) {
-                self.evict_oldest_of(&s);
-            }
-        }
-        // Eviction at a session's cap and closed sessions leave stale entries in the global
-        // order; sweep them once they outnumber the live ones, so that it stays proportional
-        // to what is kept.
-        if self.order.len() > 2 * self.live + 1024 {
-            let sessions = &self.sessions;
-            self.order
-                .retain(|(s, seq)| Self::is_live_in(sessions, s, *seq));
-        }
+        slog.last = slog.last.max(event.index);
+        self.events.push_back(Kept { seq, stream, event });
     }
 
-    /// Whether event `seq` of `session` is still kept. A session evicts from the front only,
-    /// so its events from the oldest kept on are all there.
-    fn is_live(&self, session: &str, seq: u64) -> bool {
-        Self::is_live_in(&self.sessions, session, seq)
-    }
-
-    fn is_live_in(sessions: &HashMap<Arc<str>, SessionLog>, session: &str, seq: u64) -> bool {
-        sessions
-            .get(session)
-            .and_then(|l| l.events.front())
-            .is_some_and(|oldest| oldest.seq <= seq)
-    }
-
-    fn evict_oldest_of(&mut self, session: &str) {
-        let Some(log) = self.sessions.get_mut(session) else {
-            return;
-        };
-        let Some(Kept { stream, event, .. }) = log.events.pop_front() else {
-            return;
-        };
-        if let Some(slog) = log.streams.get_mut(&stream) {
+    /// Drops the oldest event; returns its cost.
+    fn evict_oldest(&mut self) -> Option<usize> {
+        let Kept { stream, event, .. } = self.events.pop_front()?;
+        if let Some(slog) = self.streams.get_mut(&stream) {
             slog.kept -= 1;
             slog.evicted_through = Some(event.index);
             if slog.kept == 0 && slog.finished {
-                log.streams.remove(&stream);
+                self.streams.remove(&stream);
             }
         }
         let size = cost(&event);
-        log.bytes -= size;
-        self.total -= size;
-        self.live -= 1;
+        self.bytes -= size;
+        Some(size)
+    }
+}
+
+impl Inner {
+    fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let event = StoredEvent { index, message };
+        let size = cost(&event);
+        let log = match self.sessions.get_mut(session) {
+            Some(log) => log,
+            None => {
+                let key: Arc<str> = Arc::from(session);
+                self.sessions
+                    .entry(Arc::clone(&key))
+                    .or_insert_with(|| SessionLog::new(key))
+            }
+        };
+        let before = log.oldest();
+        log.push(seq, stream, event);
+        self.total += size;
+        self.live += 1;
+        while log.bytes > self.per_session {
+            let Some(freed) = log.evict_oldest() else {
+                break;
+            };
+            self.total -= freed;
+            self.live -= 1;
+        }
+        let after = log.oldest();
+        if before != after {
+            let key = Arc::clone(&log.key);
+            if let Some(before) = before {
+                self.oldest.remove(&(before, Arc::clone(&key)));
+            }
+            if let Some(after) = after {
+                self.oldest.insert((after, key));
+            }
+        }
+        while self.total > self.total_cap {
+            let Some((_, key)) = self.oldest.pop_first() else {
+                break;
+            };
+            let Some(log) = self.sessions.get_mut(&key) else {
+                continue;
+            };
+            if let Some(freed) = log.evict_oldest() {
+                self.total -= freed;
+                self.live -= 1;
+            }
+            if let Some(next) = log.oldest() {
+                self.oldest.insert((next, key));
+            }
+        }
     }
 
     fn replay_after(
@@ -248,6 +267,9 @@ impl Inner {
 
     fn session_closed(&mut self, session: &str) {
         if let Some(log) = self.sessions.remove(session) {
+            if let Some(oldest) = log.oldest() {
+                self.oldest.remove(&(oldest, log.key));
+            }
             self.total -= log.bytes;
             self.live -= log.events.len();
         }
@@ -263,7 +285,7 @@ impl EventStore for InMemoryEventStore {
         message: Bytes,
     ) -> StoreFuture<'a, Result<(), StoreError>> {
         self.lock().append(session, stream, index, message);
-        Box::pin(std::future::ready(Ok(())))
+        Box::pin(Stored)
     }
 
     fn replay_after<'a>(
@@ -281,12 +303,35 @@ impl EventStore for InMemoryEventStore {
         // A finished stream may still be resumed by a client that lost its end; its events go
         // in age order like any other's, and its bookkeeping with the last of them.
         self.lock().stream_finished(session, stream);
-        Box::pin(std::future::ready(()))
+        Box::pin(Done)
     }
 
     fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         self.lock().session_closed(session);
-        Box::pin(std::future::ready(()))
+        Box::pin(Done)
+    }
+}
+
+/// The answer of an operation done at once: zero-sized, so that boxing it allocates nothing
+/// (`append` and `stream_finished` run once or more per request).
+struct Done;
+
+impl Future for Done {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+/// [`Done`], for `append`.
+struct Stored;
+
+impl Future for Stored {
+    type Output = Result<(), StoreError>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -357,6 +402,18 @@ mod tests {
         assert_eq!(s.total, 4 * (10 + EVENT_OVERHEAD));
         assert!(matches!(s.replay_after("a", 1, 0), Ok(ref v) if v.len() == 1));
         assert!(matches!(s.replay_after("b", 1, 0), Ok(ref v) if v.len() == 1));
+        // A closed session's events no longer count, and the oldest left goes next.
+        s.session_closed("a");
+        s.append("d", 1, 0, msg(10));
+        s.append("d", 1, 1, msg(10));
+        s.append("d", 1, 2, msg(10));
+        assert!(matches!(
+            s.replay_after("b", 1, 0),
+            Err(ReplayError::Purged)
+        ));
+        assert!(matches!(s.replay_after("c", 1, 0), Ok(ref v) if v.is_empty()));
+        assert_eq!(s.total, 4 * (10 + EVENT_OVERHEAD));
+        assert_eq!(s.oldest.len(), 2);
     }
 
     #[test]
@@ -367,12 +424,14 @@ mod tests {
             for i in 0..100_000 {
                 s.append("a", 1, i, msg(1));
             }
-            assert!(s.order.len() <= 2 * 2 + 1024 + 1, "{}", s.order.len());
+            assert_eq!(s.oldest.len(), 1);
+            assert_eq!(s.sessions["a"].events.len(), 2);
         }
         assert_eq!(store.retained_bytes(), 2 * (1 + EVENT_OVERHEAD));
         store.lock().session_closed("a");
         assert_eq!(store.retained_bytes(), 0);
         assert_eq!(store.session_count(), 0);
+        assert!(store.lock().oldest.is_empty());
     }
 
     #[test]
