@@ -1,7 +1,7 @@
 //! Header names and the parsing of `Accept`, `Content-Type` and `MCP-Protocol-Version`.
 
-use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName};
 
 /// The session id header (S6).
 pub const MCP_SESSION_ID: &str = "mcp-session-id";
@@ -9,6 +9,11 @@ pub const MCP_SESSION_ID: &str = "mcp-session-id";
 pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The resumption header of a GET (S11).
 pub const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The names the server writes, made once: inserting a `&str` name that is not a standard
+/// header copies it, per response.
+pub(crate) const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
+pub(crate) const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The method header of the 2026-07-28 protocol (M4).
 pub const MCP_METHOD: &str = "mcp-method";

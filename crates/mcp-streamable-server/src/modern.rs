@@ -326,7 +326,7 @@ pub(crate) async fn serve(
             OnEnd::Cancel,
         )
     });
-    for message in body.into_messages() {
+    for message in body {
         begun
             .incoming
             .send(message)

@@ -1,6 +1,7 @@
 //! POST: messages from the client (S2-S10, S19, S20).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
@@ -15,12 +16,13 @@ use crate::config::{Eras, Mode};
 use crate::connection::ServerConnection;
 use crate::error::{Kind, Reject};
 use crate::headers::{
-    self, DEFAULT_NEGOTIATED_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SUPPORTED_VERSIONS,
+    self, DEFAULT_NEGOTIATED_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SESSION_ID_HEADER,
+    SUPPORTED_VERSIONS, X_ACCEL_BUFFERING,
 };
 use crate::modern::{self, Era};
 use crate::service::Shared;
 use crate::session::{Ending, Lifetime, Session};
-use crate::stream::{JsonWait, OnEnd, SseBody, priming};
+use crate::stream::{JsonWait, OnEnd, SseBody};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -65,8 +67,9 @@ where
         Era::Legacy => {
             // Refusals of the headers alone carry no id (S21), as if made before the body.
             let version = protocol_version(&parts.headers)?;
-            let session_id = session_id(&parts.headers)?.map(str::to_owned);
-            dispatch(shared, parts, body, version, session_id).await
+            // The session the POST names, if any: `Some(None)` when no session has that id.
+            let named = session_id(&parts.headers)?.map(|id| shared.registry.get(id));
+            dispatch(shared, parts, body, version, named).await
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
@@ -77,13 +80,13 @@ async fn dispatch(
     parts: http::request::Parts,
     body: Body,
     version: Option<&'static str>,
-    session_id: Option<String>,
+    named: Option<Option<Arc<Session>>>,
 ) -> Result<Response<ResponseBody>, Reject> {
     if shared.config.mode == Mode::Stateless {
         return serve_stateless(shared, parts, body, version).await;
     }
     let initialize = body.messages().iter().any(Message::is_initialize);
-    match session_id {
+    match named {
         None if initialize && body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
         )),
@@ -94,11 +97,8 @@ async fn dispatch(
         Some(_) if initialize => Err(Reject::bad_request(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
-        Some(id) => {
-            let session = shared
-                .registry
-                .get(&id)
-                .ok_or_else(Reject::session_not_found)?;
+        Some(session) => {
+            let session = session.ok_or_else(Reject::session_not_found)?;
             session.touch();
             serve(&session, body, version, OnEnd::Keep)
                 .instrument(session.span.clone())
@@ -180,13 +180,34 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-        Err(err) => Err(Reject::bad_request(format!(
-            "could not read the body: {err}"
-        ))),
+    let failed = |err: BoxError| {
+        if err.downcast_ref::<LengthLimitError>().is_some() {
+            too_large()
+        } else {
+            Reject::bad_request(format!("could not read the body: {err}"))
+        }
+    };
+    // Most bodies come in one piece, kept as it is; more are joined.
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut first = Bytes::new();
+    let mut joined: Option<BytesMut> = None;
+    while let Some(frame) = body.as_mut().frame().await {
+        let Ok(mut data) = frame.map_err(failed)?.into_data() else {
+            continue;
+        };
+        let chunk = data.copy_to_bytes(data.remaining());
+        match &mut joined {
+            Some(all) => all.extend_from_slice(&chunk),
+            None if first.is_empty() => first = chunk,
+            None => {
+                let mut all = BytesMut::with_capacity(first.len() + chunk.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&chunk);
+                joined = Some(all);
+            }
+        }
     }
+    Ok(joined.map_or(first, BytesMut::freeze))
 }
 
 /// S6: a new session from a valid initialize request. Nothing is registered before the request
@@ -227,8 +248,11 @@ async fn start_session(
     let mut response = serve(&session, body, version, OnEnd::Keep)
         .instrument(session.span.clone())
         .await?;
-    let value = HeaderValue::from_str(&session.id).expect("session ids are visible ASCII");
-    response.headers_mut().insert(MCP_SESSION_ID, value);
+    let value = session
+        .id_header
+        .clone()
+        .expect("session ids are visible ASCII");
+    response.headers_mut().insert(SESSION_ID_HEADER, value);
     Ok(response)
 }
 
@@ -300,7 +324,7 @@ async fn serve(
         SseBody::new(Arc::clone(session), stream, Some(generation), on_end)
     });
     let is_batch = body.is_batch();
-    for message in body.into_messages() {
+    for message in body {
         begun
             .incoming
             .send(message)
@@ -327,10 +351,17 @@ async fn serve(
         }
     }
     if begun.prime {
-        sse.push_prelude(priming(sse.stream_id(), session.shared.config.retry));
+        sse.prime(session.shared.config.retry);
     }
+    // The head waits, briefly, for the first message: an answer ready by then leaves with the
+    // head in one write, not two (one send, and one wake-up of the client, fewer).
+    let _ = tokio::time::timeout(HOLD_HEAD, sse.wait_first()).await;
     Ok(sse_response(sse))
 }
+
+/// How long the head of an SSE reply waits for the stream's first message. Short: until the
+/// head leaves, the client has no event id to resume from, and no sign the request arrived.
+const HOLD_HEAD: Duration = Duration::from_millis(2);
 
 pub(crate) fn empty(status: StatusCode) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
@@ -363,7 +394,7 @@ fn json(responses: Vec<Bytes>, is_batch: bool) -> Response<ResponseBody> {
 
 /// An SSE response with the headers proxies need to pass it on unbuffered (S15).
 pub(crate) fn sse_response(body: SseBody) -> Response<ResponseBody> {
-    let session_id = body.session().id.clone();
+    let session_id = body.session().id_header.clone();
     let mut response = Response::new(ResponseBody::sse(body));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, TEXT_EVENT_STREAM);
@@ -371,11 +402,9 @@ pub(crate) fn sse_response(body: SseBody) -> Response<ResponseBody> {
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, no-transform"),
     );
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    if !session_id.is_empty()
-        && let Ok(value) = HeaderValue::from_str(&session_id)
-    {
-        headers.insert(MCP_SESSION_ID, value);
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    if let Some(value) = session_id {
+        headers.insert(SESSION_ID_HEADER, value);
     }
     response
 }

@@ -29,6 +29,8 @@ const PRIMING_VERSION: &str = "2025-11-25";
 pub(crate) struct Session {
     /// Empty in stateless mode, where the session lives for one POST.
     pub(crate) id: Arc<str>,
+    /// The id as the `Mcp-Session-Id` header of each SSE reply: made once, cloned after.
+    pub(crate) id_header: Option<http::HeaderValue>,
     pub(crate) shared: Arc<Shared>,
     /// Where events are kept for resumption: the configured store, except in stateless mode,
     /// where no session outlives its POST and nothing can be resumed (S20).
@@ -124,8 +126,12 @@ impl Session {
         } else {
             shared.config.event_store.clone()
         };
+        let id_header = (!id.is_empty())
+            .then(|| http::HeaderValue::from_str(&id).ok())
+            .flatten();
         Arc::new(Session {
             id,
+            id_header,
             shared,
             store,
             state: Mutex::new(State {
@@ -228,20 +234,17 @@ impl Session {
                 "batches are not allowed in protocol version {version}; send one message per request"
             )));
         }
-        let requests: Vec<&Id> = body
-            .messages()
-            .iter()
-            .filter_map(Message::request_id)
-            .collect();
-        if requests.is_empty() {
+        let requests = || body.messages().iter().filter_map(Message::request_id);
+        let count = requests().count();
+        if count == 0 {
             return Ok(Begun {
                 incoming,
                 stream: None,
                 prime: false,
             });
         }
-        for (i, id) in requests.iter().enumerate() {
-            if st.inflight.contains_key(*id) || requests[..i].contains(id) {
+        for (i, id) in requests().enumerate() {
+            if st.inflight.contains_key(id) || requests().take(i).any(|other| other == id) {
                 return Err(Reject::bad_request(format!(
                     "request id {id} is already in flight in this session; ids must be unique among requests in flight"
                 )));
@@ -263,11 +266,11 @@ impl Session {
         // Index 0 is the priming event's (S14).
         let mut s = Stream::new(false, u64::from(prime));
         s.attach(generation);
-        s.pending = requests.len();
+        s.pending = count;
         st.streams.insert(stream, s);
         st.attached += 1;
-        for id in &requests {
-            st.inflight.insert((*id).clone(), stream);
+        for id in requests() {
+            st.inflight.insert(id.clone(), stream);
         }
         if let Some(init) = body
             .messages()

@@ -243,14 +243,22 @@ pub(crate) fn frame(out: &mut BytesMut, stream: u64, index: u64, message: &[u8],
 /// The priming event of a stream (S14): an id to resume from, the reconnection delay, no data.
 pub(crate) fn priming(stream: u64, retry: Duration) -> Bytes {
     let mut out = BytesMut::new();
-    let id = format!("{stream}_0");
+    write_priming(&mut out, stream, retry);
+    out.freeze()
+}
+
+/// Writes the priming event of `stream` (S14) to `out`.
+fn write_priming(out: &mut BytesMut, stream: u64, retry: Duration) {
+    let mut id_buf = [0u8; 24];
+    let mut cursor = &mut id_buf[..];
+    let _ = write!(cursor, "{stream}_0");
+    let len = 24 - cursor.len();
     let event = EventRef {
-        id: Some(&id),
+        id: std::str::from_utf8(&id_buf[..len]).ok(),
         retry: Some(retry),
         ..EventRef::default()
     };
-    let _ = event.encode(&mut out);
-    out.freeze()
+    let _ = event.encode(out);
 }
 
 /// Why a JSON-response POST has no answer to give.
@@ -275,6 +283,30 @@ pub(crate) enum OnEnd {
     Cancel,
 }
 
+/// Entries taken from a stream's outbox for one frame: most frames carry one message, which
+/// needs no allocation of its own.
+#[derive(Default)]
+struct Taken {
+    first: Option<Entry>,
+    rest: Vec<Entry>,
+    /// The bytes of their messages.
+    bytes: usize,
+}
+
+impl Taken {
+    fn push(&mut self, entry: Entry) {
+        self.bytes += entry.json.len();
+        match self.first {
+            None => self.first = Some(entry),
+            Some(_) => self.rest.push(entry),
+        }
+    }
+
+    fn count(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+}
+
 /// The SSE body of a POST or GET: first its prelude (priming event, comment, replayed events),
 /// then the stream's messages as they come, with keep-alive comments when idle (S15).
 pub(crate) struct SseBody {
@@ -283,9 +315,18 @@ pub(crate) struct SseBody {
     /// `None` once detached, or for a replay of a stream that is over.
     generation: Option<u64>,
     prelude: VecDeque<Bytes>,
+    /// The priming event's reconnection delay, while the event is still to open the first
+    /// frame (S14).
+    prime: Option<Duration>,
+    /// A frame taken ahead of the first poll ([`SseBody::wait_first`]).
+    early: Option<Bytes>,
     /// Entries up to this index were replayed from the store already.
     skip_through: Option<u64>,
-    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// How often an idle body writes a comment (S15), and when the next is due; the timer is
+    /// set up the first time the body waits, which a reply answered at once never does.
+    keep_alive: Option<Duration>,
+    due: Instant,
+    timer: Option<Pin<Box<Sleep>>>,
     on_end: OnEnd,
     ended: bool,
 }
@@ -306,18 +347,19 @@ impl SseBody {
         generation: Option<u64>,
         on_end: OnEnd,
     ) -> Self {
-        let keep_alive = session
-            .shared
-            .config
-            .keep_alive
-            .map(|every| (every, Box::pin(tokio::time::sleep(every))));
+        let keep_alive = session.shared.config.keep_alive;
+        let due = keep_alive.map_or_else(Instant::now, |every| Instant::now() + every);
         SseBody {
             session,
             stream,
             generation,
             prelude: VecDeque::new(),
+            prime: None,
+            early: None,
             skip_through: None,
             keep_alive,
+            due,
+            timer: None,
             on_end,
             ended: false,
         }
@@ -325,6 +367,11 @@ impl SseBody {
 
     pub(crate) fn push_prelude(&mut self, bytes: Bytes) {
         self.prelude.push_back(bytes);
+    }
+
+    /// Opens the stream with a priming event (S14) before its first message.
+    pub(crate) fn prime(&mut self, retry: Duration) {
+        self.prime = Some(retry);
     }
 
     pub(crate) fn skip_through(&mut self, index: u64) {
@@ -335,13 +382,9 @@ impl SseBody {
         &self.session
     }
 
-    pub(crate) fn stream_id(&self) -> u64 {
-        self.stream
-    }
-
     /// Takes up to `limit` bytes of what is queued for this body; `Ready(None)` when the body
     /// must end: its stream is over, it was replaced or shed, or the session ended.
-    fn take(&mut self, cx: &mut Context<'_>, limit: usize) -> Poll<Option<Vec<Entry>>> {
+    fn take(&mut self, cx: &mut Context<'_>, limit: usize) -> Poll<Option<Taken>> {
         let Some(generation) = self.generation else {
             return Poll::Ready(None);
         };
@@ -357,9 +400,8 @@ impl SseBody {
             self.generation = None;
             return Poll::Ready(None);
         }
-        let mut taken = Vec::new();
-        let mut bytes = 0;
-        while bytes < limit {
+        let mut taken = Taken::default();
+        while taken.bytes < limit {
             let Some(entry) = s.outbox.pop_front() else {
                 break;
             };
@@ -368,7 +410,6 @@ impl SseBody {
             if self.skip_through.is_some_and(|k| entry.index <= k) {
                 continue;
             }
-            bytes += entry.json.len();
             taken.push(entry);
         }
         if s.finished && s.outbox.is_empty() {
@@ -376,9 +417,9 @@ impl SseBody {
             st.streams.remove(&self.stream);
             st.attached -= 1;
             self.generation = None;
-            return Poll::Ready((!taken.is_empty()).then_some(taken));
+            return Poll::Ready(taken.first.is_some().then_some(taken));
         }
-        if !taken.is_empty() {
+        if taken.first.is_some() {
             return Poll::Ready(Some(taken));
         }
         let conn = s.conn.as_mut().expect("read by this body");
@@ -389,39 +430,84 @@ impl SseBody {
     }
 
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(bytes) = self.prelude.pop_front().or_else(|| self.early.take()) {
+            return Poll::Ready(Some(bytes));
+        }
         if self.ended {
             return Poll::Ready(None);
         }
-        if let Some(bytes) = self.prelude.pop_front() {
-            return Poll::Ready(Some(bytes));
-        }
-        let with_id = self.session.has_store();
-        match self.take(cx, MAX_FRAME) {
-            Poll::Ready(Some(entries)) => {
-                let mut out =
-                    BytesMut::with_capacity(entries.iter().map(|e| e.json.len() + 32).sum());
-                for e in &entries {
-                    frame(&mut out, self.stream, e.index, &e.json, with_id);
+        match self.poll_live(cx) {
+            Poll::Ready(frame) => {
+                if let Some(every) = self.keep_alive {
+                    self.due = Instant::now() + every;
+                    if let Some(timer) = &mut self.timer {
+                        timer.as_mut().reset(self.due);
+                    }
                 }
-                if let Some((every, sleep)) = &mut self.keep_alive {
-                    sleep.as_mut().reset(Instant::now() + *every);
-                }
-                Poll::Ready(Some(out.freeze()))
-            }
-            Poll::Ready(None) => {
-                self.end();
-                Poll::Ready(None)
+                Poll::Ready(frame)
             }
             Poll::Pending => {
-                if let Some((every, sleep)) = &mut self.keep_alive
-                    && sleep.as_mut().poll(cx).is_ready()
-                {
-                    sleep.as_mut().reset(Instant::now() + *every);
+                if let Some(retry) = self.prime.take() {
+                    // Nothing to say yet: the priming event goes alone, for the client to have
+                    // an id to resume from.
+                    return Poll::Ready(Some(priming(self.stream, retry)));
+                }
+                let Some(every) = self.keep_alive else {
+                    return Poll::Pending;
+                };
+                let due = self.due;
+                let timer = self
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+                if timer.as_mut().poll(cx).is_ready() {
+                    self.due = Instant::now() + every;
+                    timer.as_mut().reset(self.due);
                     return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
                 }
                 Poll::Pending
             }
         }
+    }
+
+    /// The stream's next frame: what is queued for this body, opened by the priming event if it
+    /// is still to be written; `Ready(None)` once the body has ended.
+    fn poll_live(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let with_id = self.session.has_store();
+        match self.take(cx, MAX_FRAME) {
+            Poll::Ready(Some(taken)) => {
+                let overhead = 32 * taken.count() + if self.prime.is_some() { 48 } else { 0 };
+                let mut out = BytesMut::with_capacity(taken.bytes + overhead);
+                if let Some(retry) = self.prime.take() {
+                    write_priming(&mut out, self.stream, retry);
+                }
+                for e in taken.first.iter().chain(&taken.rest) {
+                    frame(&mut out, self.stream, e.index, &e.json, with_id);
+                }
+                Poll::Ready(Some(out.freeze()))
+            }
+            Poll::Ready(None) => {
+                self.end();
+                match self.prime.take() {
+                    Some(retry) => Poll::Ready(Some(priming(self.stream, retry))),
+                    None => Poll::Ready(None),
+                }
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Waits until the stream has something for this body to write, or nothing more to come
+    /// (over, replaced, or the session gone), and takes that first frame ahead of the first
+    /// poll: what the head of a reply waits for, so that the head and the answer leave in one
+    /// write.
+    pub(crate) async fn wait_first(&mut self) {
+        std::future::poll_fn(|cx| {
+            if self.ended || self.early.is_some() {
+                return Poll::Ready(());
+            }
+            self.poll_live(cx).map(|frame| self.early = frame)
+        })
+        .await;
     }
 
     /// For a JSON-response POST (S4, S5): waits until either every response is queued with

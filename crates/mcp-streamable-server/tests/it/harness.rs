@@ -165,16 +165,20 @@ impl Sse {
     }
 
     /// Reads until an event id is known (a priming event's, say), keeping any message read on
-    /// the way for `next`; returns that id.
+    /// the way for `next`; returns that id. Events after it stay unread, whether or not they
+    /// came in the same frame.
     pub(crate) async fn until_id(&mut self) -> String {
         for _ in 0..10 {
+            if !self.scanner.last_event_id().is_empty() {
+                return self.scanner.last_event_id().to_owned();
+            }
             while let Some(event) = self.scanner.next_event().unwrap() {
                 if !event.data.is_empty() {
                     self.pending.push_back(event);
                 }
-            }
-            if !self.scanner.last_event_id().is_empty() {
-                return self.scanner.last_event_id().to_owned();
+                if !self.scanner.last_event_id().is_empty() {
+                    return self.scanner.last_event_id().to_owned();
+                }
             }
             self.frame_within(WAIT).await.expect("an event id");
         }

@@ -61,12 +61,56 @@ async fn s15_a_get_writes_a_comment_at_once() {
     assert!(frame.starts_with(b":"), "{frame:?}");
 }
 
+/// The head of an SSE reply waits a moment for the answer: a quick answer leaves with it, and
+/// with the priming event, in one frame (one write, where it took two); a slow one does not
+/// hold the head, which leaves with the priming event alone.
+#[tokio::test(start_paused = true)]
+async fn s14_s15_a_quick_answer_leaves_with_the_head_and_a_slow_one_does_not_hold_it() {
+    let service = service(Config::default().event_store(InMemoryEventStore::default()));
+    let sid = initialize(&service, "2025-11-25").await;
+    let response = service.handle(request(post(Some(&sid)), ping(1))).await;
+    let mut sse = Sse::new(response);
+    let first = sse.frame_within(Duration::ZERO).await.unwrap();
+    let text = String::from_utf8_lossy(&first);
+    let priming = text.find("_0\n").expect("the priming event");
+    let answer = text.find(r#""id":1"#).expect("the answer");
+    assert!(priming < answer, "{text:?}");
+    assert!(
+        sse.next()
+            .await
+            .is_some_and(|e| e.data.contains(r#""id":1"#))
+    );
+    assert!(sse.ends().await);
+
+    let start = Instant::now();
+    let slow = call(2, "sleep", json!({"ms": 10_000}));
+    let response = service.handle(request(post(Some(&sid)), slow)).await;
+    assert!(
+        start.elapsed() < Duration::from_millis(50),
+        "{:?}",
+        start.elapsed()
+    );
+    let mut sse = Sse::new(response);
+    let first = sse.frame_within(Duration::ZERO).await.unwrap();
+    let text = String::from_utf8_lossy(&first);
+    assert!(
+        text.contains("_0\n") && !text.contains(r#""id":2"#),
+        "{text:?}"
+    );
+    let answer = sse.next().await.expect("the answer, later");
+    assert!(answer.data.contains(r#""id":2"#), "{answer:?}");
+    assert!(start.elapsed() >= Duration::from_secs(10));
+}
+
 #[tokio::test(start_paused = true)]
 async fn s15_idle_streams_get_a_keep_alive_comment_every_15_s() {
     let service = service(Config::default());
     let sid = initialize(&service, "2025-06-18").await;
     let mut standalone = Sse::new(service.handle(get(&sid, None)).await);
     standalone.frame_within(Duration::ZERO).await.unwrap();
+    // The clock of a stream starts with it, before its head leaves (which waits a moment
+    // for an answer that may come at once).
+    let start = Instant::now();
     let post = service
         .handle(request(
             post(Some(&sid)),
@@ -74,7 +118,6 @@ async fn s15_idle_streams_get_a_keep_alive_comment_every_15_s() {
         ))
         .await;
     let mut post = Sse::new(post);
-    let start = Instant::now();
     for n in 1..=2u64 {
         for sse in [&mut standalone, &mut post] {
             let frame = sse.frame_within(Duration::from_secs(16)).await.unwrap();
