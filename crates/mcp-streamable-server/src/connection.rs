@@ -18,12 +18,12 @@ use crate::session::{Ending, Session};
 /// session ends (DELETE, idle timeout, eviction, shutdown). Closing or dropping the connection
 /// ends the session; what was sent before still reaches the clients reading its streams.
 pub struct ServerConnection {
-    rx: mpsc::Receiver<Message>,
+    rx: mpsc::Receiver<Box<Message>>,
     sender: ServerSender,
 }
 
 impl ServerConnection {
-    pub(crate) fn new(rx: mpsc::Receiver<Message>, session: Arc<Session>) -> Self {
+    pub(crate) fn new(rx: mpsc::Receiver<Box<Message>>, session: Arc<Session>) -> Self {
         ServerConnection {
             rx,
             sender: ServerSender { session },
@@ -53,7 +53,7 @@ impl Connection for ServerConnection {
     }
 
     async fn recv(&mut self) -> Result<Option<Message>, Error> {
-        Ok(self.rx.recv().await)
+        Ok(self.rx.recv().await.map(|m| *m))
     }
 
     async fn close(&mut self) -> Result<(), Error> {

@@ -329,7 +329,7 @@ pub(crate) async fn serve(
     for message in body {
         begun
             .incoming
-            .send(message)
+            .send(Box::new(message))
             .await
             .map_err(|_| ended_without_answer())?;
     }

@@ -8,7 +8,6 @@ use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_jsonrpc::{Body, Message};
-use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::body::ResponseBody;
@@ -21,7 +20,7 @@ use crate::headers::{
 };
 use crate::modern::{self, Era};
 use crate::service::Shared;
-use crate::session::{Ending, Lifetime, Session};
+use crate::session::{Ending, Lifetime, Session, incoming_channel};
 use crate::stream::{JsonWait, OnEnd, SseBody};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -220,7 +219,7 @@ async fn start_session(
 ) -> Result<Response<ResponseBody>, Reject> {
     shared.refuse_when_shutting_down("no new sessions")?;
     let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
-    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
+    let (tx, rx) = incoming_channel(shared.config.incoming_capacity);
     let session = Session::new(id, Arc::clone(shared), tx, Lifetime::Session);
     match shared
         .registry
@@ -286,7 +285,7 @@ pub(crate) fn start_transient(
     lifetime: Lifetime,
 ) -> Result<Arc<Session>, Reject> {
     shared.refuse_when_shutting_down("no new requests")?;
-    let (tx, rx) = mpsc::channel(shared.config.incoming_capacity);
+    let (tx, rx) = incoming_channel(shared.config.incoming_capacity);
     let session = Session::new(Arc::from(""), Arc::clone(shared), tx, lifetime);
     shared.registry.insert_transient(&session);
     shared.start(
@@ -327,7 +326,7 @@ async fn serve(
     for message in body {
         begun
             .incoming
-            .send(message)
+            .send(Box::new(message))
             .await
             .map_err(|_| Reject::session_not_found())?;
     }

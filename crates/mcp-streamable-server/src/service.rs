@@ -100,7 +100,9 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 /// Build it from a [`Config`] and a factory that the service calls for each new session with
 /// the session's [`ServerConnection`] and the parts of the HTTP request that started it (the
 /// `initialize` request, so that what authentication middleware put in its extensions reaches
-/// the application); the future the factory returns is spawned and runs the session.
+/// the application); the future the factory returns is spawned and runs the session. The parts
+/// live as long as the application keeps them, a few hundred bytes per session: an application
+/// that has no use for them drops them.
 ///
 /// It is both a hyper `Service` and a `tower::Service`: serve it with hyper directly, or
 /// mount it in an axum `Router`. It serves whatever path it is mounted at.

@@ -58,12 +58,22 @@ pub(crate) enum Lifetime {
     Request(&'static str),
 }
 
+/// The channel of a session's messages to its application. Boxed: a channel allocates its
+/// first block of 32 slots up front, and 32 messages take 2.3 KiB where 32 boxes take 256 bytes,
+/// which idle sessions would otherwise each hold.
+pub(crate) type Incoming = mpsc::Sender<Box<Message>>;
+
+/// A session's channel to its application, holding at most `capacity` messages.
+pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Message>>) {
+    mpsc::channel(capacity)
+}
+
 pub(crate) struct State {
     pub(crate) closed: bool,
     /// The negotiated protocol version, once the initialize result told it.
     pub(crate) version: &'static str,
     init_request: Option<Id>,
-    incoming: Option<mpsc::Sender<Message>>,
+    incoming: Option<Incoming>,
     next_stream: u64,
     pub(crate) streams: HashMap<u64, Stream>,
     /// Requests in flight: which stream their response goes on.
@@ -85,7 +95,7 @@ impl State {
 /// What a POST needs to go on, from [`Session::begin`].
 pub(crate) struct Begun {
     /// The channel to the application.
-    pub(crate) incoming: mpsc::Sender<Message>,
+    pub(crate) incoming: Incoming,
     /// The stream registered for the body's requests, and its reader's generation; `None` for
     /// a body without requests.
     pub(crate) stream: Option<(u64, u64)>,
@@ -107,7 +117,7 @@ impl Session {
     pub(crate) fn new(
         id: Arc<str>,
         shared: Arc<Shared>,
-        incoming: mpsc::Sender<Message>,
+        incoming: Incoming,
         lifetime: Lifetime,
     ) -> Arc<Session> {
         let stateless = lifetime != Lifetime::Session;
@@ -536,7 +546,7 @@ impl Session {
                         mcp_jsonrpc::to_raw_value(&params).ok(),
                     );
                     // The channel holds the request at most: there is room.
-                    if incoming.try_send(cancelled.into()).is_err() {
+                    if incoming.try_send(Box::new(cancelled.into())).is_err() {
                         tracing::debug!(parent: &self.span, %id, "could not tell the application of the cancellation: it stopped reading");
                     }
                 }
