@@ -172,7 +172,10 @@ async fn route(
 type Pending = Arc<Mutex<HashMap<Id, oneshot::Sender<RpcResponse>>>>;
 
 /// Runs one session: reads the client's messages and answers each request on its own task.
-async fn session(mut conn: ServerConnection, _parts: http::request::Parts) {
+async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
+    // Nothing here reads the request that started the session: let its headers go now, not
+    // when the session ends (an `async fn` keeps its arguments, used or not, until it returns).
+    drop(parts);
     let sender = conn.sender();
     let pending: Pending = Arc::default();
     while let Ok(Some(message)) = conn.recv().await {
