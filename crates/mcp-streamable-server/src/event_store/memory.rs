@@ -66,12 +66,12 @@ struct SessionLog {
     key: Arc<str>,
     bytes: usize,
     events: VecDeque<Kept>,
-    /// The streams with events kept, or not finished: a finished stream's entry goes with its
-    /// last event, so that a session of a million requests (a stream each) remembers only
-    /// what it keeps.
+    /// The streams not finished yet: a handful, whatever the session's age. What is known of
+    /// a finished one is read from `events`, on the rare replay, so that a session of a million
+    /// requests (a stream each) keeps no bookkeeping per request.
     streams: HashMap<u64, StreamLog>,
-    /// The highest stream that ever had an event: one at or below it that the store no longer
-    /// knows had all its events evicted.
+    /// The highest stream that ever had an event: a finished one at or below it with nothing
+    /// kept had all its events evicted.
     highest_stream: u64,
 }
 
@@ -82,16 +82,13 @@ struct Kept {
     event: StoredEvent,
 }
 
+/// An open stream.
 #[derive(Debug, Default)]
 struct StreamLog {
-    /// Events of the stream kept.
-    kept: usize,
     /// The highest index evicted, if any: a replay from before it would have a gap.
     evicted_through: Option<u64>,
     /// The highest index appended: a replay from after it names an event never sent.
     last: u64,
-    /// The stream got its last message.
-    finished: bool,
 }
 
 fn cost(event: &StoredEvent) -> usize {
@@ -148,7 +145,6 @@ impl SessionLog {
         self.bytes += cost(&event);
         self.highest_stream = self.highest_stream.max(stream);
         let slog = self.streams.entry(stream).or_default();
-        slog.kept += 1;
         slog.last = slog.last.max(event.index);
         self.events.push_back(Kept { seq, stream, event });
     }
@@ -157,11 +153,7 @@ impl SessionLog {
     fn evict_oldest(&mut self) -> Option<usize> {
         let Kept { stream, event, .. } = self.events.pop_front()?;
         if let Some(slog) = self.streams.get_mut(&stream) {
-            slog.kept -= 1;
             slog.evicted_through = Some(event.index);
-            if slog.kept == 0 && slog.finished {
-                self.streams.remove(&stream);
-            }
         }
         let size = cost(&event);
         self.bytes -= size;
@@ -232,36 +224,41 @@ impl Inner {
             .sessions
             .get(session)
             .ok_or(ReplayError::UnknownStream)?;
-        let Some(slog) = log.streams.get(&stream) else {
-            return Err(if stream <= log.highest_stream {
-                ReplayError::Purged
-            } else {
-                ReplayError::UnknownStream
-            });
-        };
-        if after > slog.last {
-            return Err(ReplayError::UnknownEvent);
-        }
-        if slog.evicted_through.is_some_and(|e| e > after) {
-            return Err(ReplayError::Purged);
+        let open = log.streams.get(&stream);
+        if open.is_none() && stream > log.highest_stream {
+            return Err(ReplayError::UnknownStream);
         }
         // A rare request (a reconnection), against a log bounded by the session's cap.
-        Ok(log
-            .events
-            .iter()
-            .filter(|k| k.stream == stream && k.event.index > after)
-            .map(|k| k.event.clone())
-            .collect())
+        let mut first = None;
+        let mut last = None;
+        let mut events = Vec::new();
+        for kept in log.events.iter().filter(|k| k.stream == stream) {
+            first.get_or_insert(kept.event.index);
+            last = Some(kept.event.index);
+            if kept.event.index > after {
+                events.push(kept.event.clone());
+            }
+        }
+        match open {
+            Some(slog) if after > slog.last => Err(ReplayError::UnknownEvent),
+            Some(slog) if slog.evicted_through.is_some_and(|e| e > after) => {
+                Err(ReplayError::Purged)
+            }
+            Some(_) => Ok(events),
+            // A finished stream: indices grow by one, so the first kept tells whether any after
+            // `after` is gone; with nothing kept, it all went.
+            None => match (first, last) {
+                (Some(first), _) if first > after.saturating_add(1) => Err(ReplayError::Purged),
+                (Some(_), Some(last)) if after > last => Err(ReplayError::UnknownEvent),
+                (Some(_), _) => Ok(events),
+                (None, _) => Err(ReplayError::Purged),
+            },
+        }
     }
 
     fn stream_finished(&mut self, session: &str, stream: u64) {
-        if let Some(log) = self.sessions.get_mut(session)
-            && let Some(slog) = log.streams.get_mut(&stream)
-        {
-            slog.finished = true;
-            if slog.kept == 0 {
-                log.streams.remove(&stream);
-            }
+        if let Some(log) = self.sessions.get_mut(session) {
+            log.streams.remove(&stream);
         }
     }
 
@@ -484,6 +481,31 @@ mod tests {
             "{}",
             s.sessions["a"].streams.len()
         );
+    }
+
+    #[test]
+    fn a_finished_stream_is_replayed_from_what_is_kept_of_it() {
+        let mut s = InMemoryEventStore::new(3 * (100 + EVENT_OVERHEAD), 1 << 30).lock_owned();
+        for i in 1..=5 {
+            s.append("a", 7, i, msg(100));
+        }
+        s.stream_finished("a", 7);
+        // Kept: 3, 4, 5.
+        let after = |s: &Inner, a| s.replay_after("a", 7, a).map(|v| v.len());
+        assert!(matches!(after(&s, 2), Ok(3)));
+        assert!(matches!(after(&s, 4), Ok(1)));
+        assert!(matches!(after(&s, 5), Ok(0)));
+        assert!(matches!(after(&s, 1), Err(ReplayError::Purged)));
+        assert!(matches!(after(&s, 6), Err(ReplayError::UnknownEvent)));
+        assert!(matches!(
+            after(&s, u64::MAX),
+            Err(ReplayError::UnknownEvent)
+        ));
+        assert!(matches!(
+            s.replay_after("a", 8, 0),
+            Err(ReplayError::UnknownStream)
+        ));
+        assert!(s.sessions["a"].streams.is_empty());
     }
 
     impl InMemoryEventStore {
