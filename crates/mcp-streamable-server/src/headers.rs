@@ -61,6 +61,12 @@ pub(crate) struct Accepts {
 pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
     let mut out = Accepts::default();
     for value in headers.get_all(ACCEPT) {
+        // What MCP clients send, as the specification spells it: no need to parse.
+        if value.as_bytes() == b"application/json, text/event-stream" {
+            out.json = true;
+            out.event_stream = true;
+            continue;
+        }
         let Ok(value) = value.to_str() else { continue };
         for range in value.split(',') {
             let mut parts = range.split(';');
