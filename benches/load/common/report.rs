@@ -1,6 +1,8 @@
-//! What `mcp-load --json` prints, one JSON object per run, and what `mcp-load-suite` reads back.
+//! What `mcp-load --json` and `mcp-client-load --json` print, one JSON object per run, and what
+//! `mcp-load-suite` reads back.
 //!
-//! Shared by the two binaries through `#[path]`, so that writer and reader cannot drift apart.
+//! Shared by the binaries through `#[path]`, so that writer and reader cannot drift apart. Each
+//! binary uses some of the reports only.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,4 +83,43 @@ pub(crate) struct StreamReport {
     pub(crate) errors: u64,
     /// The first few errors.
     pub(crate) error_samples: Vec<String>,
+}
+
+/// One closed-loop run of a client library (`mcp-client-load`): `callers` tasks sharing one
+/// session of one client.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct ClientReport {
+    /// Which client: `ours`, `rmcp` or `rmcp-pooled`.
+    pub(crate) client: String,
+    /// Concurrent callers on the one session.
+    pub(crate) callers: usize,
+    /// Length of the measured window, in seconds (as measured, not as asked).
+    pub(crate) seconds: f64,
+    /// `tools/call` requests answered correctly within the window.
+    pub(crate) requests: u64,
+    /// `requests / seconds`.
+    pub(crate) rps: f64,
+    /// Median latency within the window, in microseconds.
+    pub(crate) p50_us: f64,
+    /// 99th percentile, in microseconds.
+    pub(crate) p99_us: f64,
+    /// Slowest request, in microseconds.
+    pub(crate) max_us: f64,
+    /// Wrong, missing or failed replies, warm-up included, and failures of the session itself.
+    pub(crate) errors: u64,
+    /// The first few errors, for the reader.
+    pub(crate) error_samples: Vec<String>,
+    /// The client process's CPU (user + system) per request in the window, in microseconds.
+    pub(crate) client_cpu_us_per_req: f64,
+    /// The client process's CPU over the window as a share of one core.
+    pub(crate) client_cpu_share: f64,
+    /// Server CPU per request in the window, in microseconds, given a PID.
+    pub(crate) server_cpu_us_per_req: Option<f64>,
+    /// Server CPU over the window as a share of one core.
+    pub(crate) server_cpu_share: Option<f64>,
+    /// TCP connections opened on the machine during the window (`ActiveOpens` of
+    /// `/proc/net/snmp`): on an otherwise quiet machine, the client's.
+    pub(crate) tcp_connects: Option<u64>,
+    /// The client's open sockets in the middle of the window (`/proc/self/fd`).
+    pub(crate) sockets_open: Option<u64>,
 }

@@ -26,6 +26,7 @@
 //! `--json` prints one JSON object (see `common/report.rs`) instead of text.
 
 #[path = "../common/report.rs"]
+#[allow(dead_code, reason = "shared: `mcp-client-load` prints another report")]
 mod report;
 
 mod calls;

@@ -3,7 +3,8 @@
 //! ```text
 //! mcp-load-suite [--output BENCHMARKS.md] [--duration 5] [--warmup 1] [--runs 3]
 //!                [--concurrency 1,16,64] [--servers ours,ours-json,ours-stateless,rmcp,ceiling]
-//!                [--idle-sessions 10000] [--notifications 1000000] [--no-pin]
+//!                [--idle-sessions 10000] [--notifications 1000000]
+//!                [--client-callers 16] [--clients ours,rmcp,rmcp-pooled] [--no-pin]
 //!                [--quiet-wait 30] [--bin-dir DIR] [--echo-server PATH]
 //! ```
 //!
@@ -18,6 +19,11 @@
 //!    their connections kept open, then closed.
 //! 3. The standalone stream: `mcp-flood`, freshly started, sends `--notifications`
 //!    notifications to one session.
+//! 4. Client throughput: our echo server, freshly started, and `mcp-client-load` for each of
+//!    `--clients` in turn (interleaved), `--client-callers` callers on one session each.
+//!
+//! `--servers ''`, `--idle-sessions 0`, `--notifications 0` and `--client-callers 0` each
+//! skip their section.
 //!
 //! Before each run it waits (up to `--quiet-wait` seconds) for the machine to be idle, since
 //! other work on a small machine skews the figures; the report says how many runs started on
@@ -27,6 +33,7 @@
 #[path = "../common/report.rs"]
 mod report;
 
+mod client;
 mod machine;
 mod quiet;
 mod servers;
@@ -54,14 +61,29 @@ struct Options {
     servers: Vec<&'static ServerKind>,
     idle_sessions: usize,
     notifications: u64,
+    client_callers: usize,
+    clients: Vec<&'static client::ClientKind>,
     pin: bool,
     quiet_wait: f64,
 }
 
+impl Options {
+    /// What the client-throughput section runs.
+    fn client_plan(&self) -> client::Plan<'_> {
+        client::Plan {
+            clients: &self.clients,
+            callers: self.client_callers,
+            runs: self.runs,
+            duration: self.duration,
+            warmup: self.warmup,
+        }
+    }
+}
+
 const USAGE: &str = "usage: mcp-load-suite [--output FILE] [--duration SECS] [--warmup SECS] \
                      [--runs N] [--concurrency 1,16,64] [--servers KEY,...] [--idle-sessions N] \
-                     [--notifications N] [--no-pin] [--quiet-wait SECS] [--bin-dir DIR] \
-                     [--echo-server PATH]";
+                     [--notifications N] [--client-callers N] [--clients KEY,...] [--no-pin] \
+                     [--quiet-wait SECS] [--bin-dir DIR] [--echo-server PATH]";
 
 fn parse_args() -> anyhow::Result<Options> {
     let exe = std::env::current_exe()?;
@@ -79,6 +101,8 @@ fn parse_args() -> anyhow::Result<Options> {
             .collect(),
         idle_sessions: 10_000,
         notifications: 1_000_000,
+        client_callers: 16,
+        clients: client::CLIENTS.iter().collect(),
         pin: Launcher::can_pin(),
         quiet_wait: 30.0,
     };
@@ -101,6 +125,7 @@ fn parse_args() -> anyhow::Result<Options> {
             "--servers" => {
                 options.servers = value()?
                     .split(',')
+                    .filter(|key| !key.trim().is_empty())
                     .map(|key| {
                         servers::find(key).with_context(|| {
                             let keys: Vec<_> = servers::SERVERS.iter().map(|s| s.key).collect();
@@ -111,6 +136,19 @@ fn parse_args() -> anyhow::Result<Options> {
             }
             "--idle-sessions" => options.idle_sessions = parse(&arg, &value()?)?,
             "--notifications" => options.notifications = parse(&arg, &value()?)?,
+            "--client-callers" => options.client_callers = parse(&arg, &value()?)?,
+            "--clients" => {
+                options.clients = value()?
+                    .split(',')
+                    .filter(|key| !key.trim().is_empty())
+                    .map(|key| {
+                        client::find(key.trim()).with_context(|| {
+                            let keys: Vec<_> = client::CLIENTS.iter().map(|c| c.key).collect();
+                            format!("unknown client {key:?}: one of {}", keys.join(", "))
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+            }
             "--no-pin" => options.pin = false,
             "--quiet-wait" => options.quiet_wait = parse(&arg, &value()?)?,
             "-h" | "--help" => {
@@ -157,15 +195,8 @@ fn main() -> anyhow::Result<()> {
     if options.idle_sessions >= 2 {
         let ours = servers::find("ours").context("a known server")?;
         let rmcp = servers::find("rmcp").context("a known server")?;
-        // Ours and rmcp with connections kept open, then closed; then, closed, our server with
-        // an application that drops the request parts it is given (see `mcp-flood`).
-        let runs = [
-            (ours, false),
-            (ours, true),
-            (rmcp, false),
-            (rmcp, true),
-            (&FLOOD, true),
-        ];
+        // Ours and rmcp with connections kept open, then closed.
+        let runs = [(ours, false), (ours, true), (rmcp, false), (rmcp, true)];
         for (kind, close) in runs {
             quiet.wait();
             match idle(&launcher, kind, options.idle_sessions, close) {
@@ -181,9 +212,13 @@ fn main() -> anyhow::Result<()> {
             Err(err) => eprintln!("standalone stream: {err:#}"),
         }
     }
-    // Client throughput (our client, 16 concurrent callers on one session, beside rmcp's
-    // client, both against our server) goes here once `mcp-streamable-client` exists: it is
-    // NOT measured yet, and the report says so.
+    let client_plan = options.client_plan();
+    if client_plan.callers > 0 && !client_plan.clients.is_empty() {
+        match client::measure(&launcher, &client_plan, &mut quiet) {
+            Ok(runs) => results.clients = Some(runs),
+            Err(err) => eprintln!("client throughput: {err:#}"),
+        }
+    }
 
     let markdown = render(&options, &results, &date, &machine, &launcher, &quiet);
     println!("{markdown}");
@@ -350,31 +385,47 @@ fn render(
         runs = options.runs,
         quiet = quiet.summary(),
     );
-    out += &table::calls_table(results);
-    out += "\nThe servers:\n\n";
-    let mut listed: Vec<&str> = Vec::new();
-    for cell in &results.calls {
-        if !listed.contains(&cell.server.key) {
-            listed.push(cell.server.key);
-            out += &format!("- {}: {}.\n", cell.server.label, cell.server.description);
+    if results.calls.is_empty() {
+        out += "Not run.\n";
+    } else {
+        out += &table::calls_table(results);
+        out += "\nThe servers:\n\n";
+        let mut listed: Vec<&str> = Vec::new();
+        for cell in &results.calls {
+            if !listed.contains(&cell.server.key) {
+                listed.push(cell.server.key);
+                out += &format!("- {}: {}.\n", cell.server.label, cell.server.description);
+            }
         }
     }
     out += "\n## Ratios\n\n";
-    out += &table::ratios_table(results);
+    out += &if results.calls.is_empty() {
+        "Not run.\n".to_owned()
+    } else {
+        table::ratios_table(results)
+    };
     out += "\n## Targets\n\nFor ours, stateful, SSE (the configuration users run):\n\n";
-    out += &table::targets(results);
+    let targets = table::targets(results);
+    out += if targets.is_empty() {
+        "Nothing measured.\n"
+    } else {
+        &targets
+    };
     out += &format!(
         "\n## Idle sessions\n\n\
          `mcp-load --mode idle`: {sessions} sessions opened (the first as a warm-up), each \
          `initialize` and `notifications/initialized`, then nothing; the server's `VmRSS` \
          (`/proc/PID/status`) before and after, one second after the last. With connections \
-         kept open, each session's HTTP/1.1 connection counts too; closed, only the session. \
-         The last row is our server with an application that drops the `http::request::Parts` \
-         it is started with (`mcp-flood`); the echo server keeps them for the session's life, \
-         and their header values hold the connection's read buffer.\n\n",
+         kept open, each session's HTTP/1.1 connection counts too; closed, only the session \
+         (and what its application keeps: the echo server drops the `http::request::Parts` it \
+         is started with, which it never reads).\n\n",
         sessions = options.idle_sessions
     );
-    out += &table::idle_table(results);
+    out += &if results.idle.is_empty() {
+        "Not run.\n".to_owned()
+    } else {
+        table::idle_table(results)
+    };
     out += "\n## Standalone stream\n\n\
             `mcp-load --mode stream` against `mcp-flood` (our server configured like the echo \
             server's default, in-memory event store on, plus a `flood {from, count}` tool that \
@@ -385,9 +436,10 @@ fn render(
         .stream
         .as_ref()
         .map_or_else(|| "Not run.\n".to_owned(), table::stream_section);
-    out += "\n## Client throughput\n\n\
-            Not measured yet: our client (`mcp-streamable-client`, 16 concurrent callers on one \
-            session) beside rmcp's client against the same server comes once that client \
-            lands.\n";
+    out += "\n## Client throughput\n\n";
+    match &results.clients {
+        Some(runs) => out += &client::section(runs, &options.client_plan()),
+        None => out += "Not run.\n",
+    }
     out
 }

@@ -90,10 +90,9 @@ pub(crate) fn find(key: &str) -> Option<&'static ServerKind> {
 /// The bench-only flood server of the standalone-stream check.
 pub(crate) const FLOOD: ServerKind = ServerKind {
     key: "flood",
-    label: "ours, parts dropped (mcp-flood)",
+    label: "ours (mcp-flood)",
     description: "`mcp-flood`: our server configured as the echo server's default, HTTP/1.1 \
-                  only, with a `flood` tool; its sessions drop the `initialize` request's \
-                  `http::request::Parts` at once, where the echo server keeps them",
+                  only, with a `flood` tool",
     program: Program::Bench("mcp-flood"),
     args: &[],
 };
@@ -192,7 +191,17 @@ impl Launcher {
 
     /// Runs the load generator with `args` and reads its `--json` report.
     pub(crate) fn load<R: DeserializeOwned>(&self, args: &[String]) -> anyhow::Result<R> {
-        let program = self.bin_dir.join("mcp-load");
+        self.generate("mcp-load", args)
+    }
+
+    /// Runs `binary` of the `benches` package, pinned where the load generator goes, with
+    /// `args` and `--json`, and reads its report.
+    pub(crate) fn generate<R: DeserializeOwned>(
+        &self,
+        binary: &str,
+        args: &[String],
+    ) -> anyhow::Result<R> {
+        let program = self.bin_dir.join(binary);
         let mut args = args.to_vec();
         args.push("--json".to_owned());
         let output = self
@@ -202,7 +211,7 @@ impl Launcher {
             .with_context(|| format!("running {}", program.display()))?;
         if !output.status.success() {
             bail!(
-                "mcp-load {} failed ({}): {}",
+                "{binary} {} failed ({}): {}",
                 args.join(" "),
                 output.status,
                 String::from_utf8_lossy(&output.stderr).trim()
@@ -210,7 +219,7 @@ impl Launcher {
         }
         serde_json::from_slice(&output.stdout).with_context(|| {
             format!(
-                "mcp-load printed something else than its report: {}",
+                "{binary} printed something else than its report: {}",
                 String::from_utf8_lossy(&output.stdout)
             )
         })

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::client::ClientRuns;
 use crate::report::{CallsReport, IdleReport, StreamReport};
 use crate::servers::ServerKind;
 
@@ -14,6 +15,8 @@ pub(crate) struct Results {
     pub(crate) idle: Vec<(&'static str, IdleReport)>,
     /// The standalone-stream check.
     pub(crate) stream: Option<StreamReport>,
+    /// Client throughput: each client's runs (`None`: not run).
+    pub(crate) clients: Option<Vec<ClientRuns>>,
 }
 
 /// The runs of one server at one concurrency.
@@ -72,7 +75,8 @@ impl Results {
     }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+/// The median of `values` (NaN for none).
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }
@@ -85,7 +89,8 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-fn ratio(a: f64, b: f64) -> String {
+/// `a / b` as `1.23x`, or `n/a`.
+pub(crate) fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 && a.is_finite() {
         format!("{:.2}x", a / b)
     } else {
