@@ -35,6 +35,9 @@ mod report;
 #[path = "../mcp_load/errors.rs"]
 mod errors;
 
+#[path = "../common/parse.rs"]
+mod parse;
+
 #[path = "../mcp_load/procfs.rs"]
 #[allow(dead_code, reason = "shared with `mcp-load`, which reads memory too")]
 mod procfs;
@@ -43,6 +46,8 @@ mod measure;
 mod ours;
 mod rmcp;
 mod sockets;
+
+use crate::parse::{number, seconds};
 
 use std::time::Duration;
 
@@ -132,23 +137,6 @@ fn parse_args() -> anyhow::Result<Options> {
         bail!("--callers must be at least 1");
     }
     Ok(options)
-}
-
-/// `value` of `arg` as a number.
-fn number<T: std::str::FromStr>(arg: &str, value: &str) -> anyhow::Result<T> {
-    value
-        .parse()
-        .ok()
-        .with_context(|| format!("{arg} takes a whole number, not {value:?}"))
-}
-
-/// `value` of `arg` as seconds, fractions allowed.
-fn seconds(arg: &str, value: &str) -> anyhow::Result<Duration> {
-    value
-        .parse::<f64>()
-        .ok()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .with_context(|| format!("{arg} takes seconds, not {value:?}"))
 }
 
 fn main() -> anyhow::Result<()> {

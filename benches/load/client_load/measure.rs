@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::errors::Errors;
+use crate::parse::percentile;
 use crate::procfs::{CpuWindow, Proc, clock_ticks_per_second};
 use crate::report::ClientReport;
 use crate::sockets;
@@ -184,13 +185,4 @@ async fn caller<E: Echo>(n: usize, client: E, phase: Arc<AtomicU8>) -> Tally {
         }
     }
     tally
-}
-
-/// The `q` quantile of sorted nanoseconds, in microseconds (nearest rank).
-fn percentile(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1] as f64 / 1e3
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Barrier;
 
 use crate::errors::Errors;
+use crate::parse::percentile;
 use crate::procfs::{CpuWindow, Proc, clock_ticks_per_second};
 use crate::reply::Kind;
 use crate::report::CallsReport;
@@ -157,13 +158,4 @@ async fn session(n: usize, target: Target, phase: Arc<AtomicU8>, ready: Arc<Barr
     tally.ran = true;
     session.delete().await;
     tally
-}
-
-/// The `q` quantile of sorted nanoseconds, in microseconds (nearest rank).
-fn percentile(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1] as f64 / 1e3
 }

@@ -29,6 +29,9 @@
 #[allow(dead_code, reason = "shared: `mcp-client-load` prints another report")]
 mod report;
 
+#[path = "../common/parse.rs"]
+mod parse;
+
 mod calls;
 mod errors;
 mod idle;
@@ -41,6 +44,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use crate::parse::{number, seconds};
 use crate::report::{CallsReport, IdleReport, StreamReport};
 use crate::session::Target;
 
@@ -120,21 +124,6 @@ fn parse_args() -> anyhow::Result<Options> {
         bail!("--concurrency and --batch must be at least 1, --sessions at least 2");
     }
     Ok(options)
-}
-
-fn number<T: std::str::FromStr>(arg: &str, value: &str) -> anyhow::Result<T> {
-    value
-        .parse()
-        .ok()
-        .with_context(|| format!("{arg} takes a whole number, not {value:?}"))
-}
-
-fn seconds(arg: &str, value: &str) -> anyhow::Result<Duration> {
-    value
-        .parse::<f64>()
-        .ok()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .with_context(|| format!("{arg} takes seconds, not {value:?}"))
 }
 
 fn main() -> anyhow::Result<()> {
