@@ -53,6 +53,10 @@ where
     let header_version = headers::single(&parts.headers, MCP_PROTOCOL_VERSION).unwrap_or(None);
     let bytes = read_body(&parts.headers, body, shared.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
+    // The body is a slice of a read buffer of the connection's (8 KiB or more), which hyper has
+    // replaced by then; held while the request is served (a JSON reply waits for the
+    // application), it would keep that buffer alive as long. The parse copied what it needs.
+    drop(bytes);
     // S21: from here on, a refusal of one request answers with its id.
     let request_id = match &body {
         Body::Single(Message::Request(r)) => Some(r.id.clone()),
@@ -97,6 +101,8 @@ async fn dispatch(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
         Some(session) => {
+            // Its header values are slices of that read buffer too (see `handle`).
+            drop(parts);
             let session = session.ok_or_else(Reject::session_not_found)?;
             session.touch();
             serve(&session, body, version, OnEnd::Keep)
