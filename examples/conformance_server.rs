@@ -34,19 +34,15 @@
 // revision; the suite tests the 2025-11-25 revision, which has them.
 #![allow(deprecated)]
 
+#[path = "support/serve.rs"]
+mod serve;
+
 use std::collections::HashSet;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{Either, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use mcp_jsonrpc::Id;
 use mcp_streamable_server::{
     Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
@@ -66,9 +62,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// How long requests in flight may take to finish when the server stops.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A minimal WAV file.
@@ -84,41 +77,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::default().event_store(InMemoryEventStore::default());
     let service = StreamableHttpService::new(config, session);
 
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    // The first line, which scripts wait for.
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-
-    let shutdown = tokio::signal::ctrl_c();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (tcp, _) = match accepted {
-                    Ok(conn) => conn,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "accept failed");
-                        continue;
-                    }
-                };
-                tcp.set_nodelay(true)?;
-                let service = service.clone();
-                tokio::spawn(async move {
-                    let router = hyper::service::service_fn(move |req| route(service.clone(), req));
-                    if let Err(err) = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tcp), router)
-                        .await
-                    {
-                        tracing::debug!(error = %err, "connection ended");
-                    }
-                });
-            }
-            _ = &mut shutdown => {
-                eprintln!("shutting down");
-                service.shutdown(SHUTDOWN_GRACE).await;
-                return Ok(());
-            }
-        }
-    }
+    serve::serve(addr, service).await
 }
 
 fn parse_args() -> anyhow::Result<SocketAddr> {
@@ -140,23 +99,6 @@ fn parse_args() -> anyhow::Result<SocketAddr> {
         }
     }
     Ok(addr)
-}
-
-type Body = Either<mcp_streamable_server::ResponseBody, Full<Bytes>>;
-
-/// MCP at `/mcp`, 404 elsewhere.
-async fn route(
-    service: StreamableHttpService,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, Infallible> {
-    if req.uri().path() == "/mcp" {
-        return Ok(service.handle(req).await.map(Either::Left));
-    }
-    let mut response = Response::new(Either::Right(Full::new(Bytes::from_static(
-        b"not found: MCP is served at /mcp\n",
-    ))));
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    Ok(response)
 }
 
 /// One session: one rmcp service over the session's connection.

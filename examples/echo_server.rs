@@ -24,19 +24,15 @@
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
 
+#[path = "support/serve.rs"]
+mod serve;
+
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{Either, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use mcp_jsonrpc::{
     ErrorObject, Id, Message, Notification, Request as RpcRequest, Response as RpcResponse, code,
     to_raw_value,
@@ -54,9 +50,6 @@ const VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// How long `ping_client` waits for the client's answer.
 const CLIENT_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long requests in flight may take to finish when the server stops.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 struct Options {
     addr: SocketAddr,
@@ -114,58 +107,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let service = StreamableHttpService::new(config, session);
 
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
-    // The first line, which scripts wait for.
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-
-    let shutdown = tokio::signal::ctrl_c();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (tcp, _) = match accepted {
-                    Ok(conn) => conn,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "accept failed");
-                        continue;
-                    }
-                };
-                tcp.set_nodelay(true)?;
-                let service = service.clone();
-                tokio::spawn(async move {
-                    let router = hyper::service::service_fn(move |req| route(service.clone(), req));
-                    if let Err(err) = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tcp), router)
-                        .await
-                    {
-                        tracing::debug!(error = %err, "connection ended");
-                    }
-                });
-            }
-            _ = &mut shutdown => {
-                eprintln!("shutting down");
-                service.shutdown(SHUTDOWN_GRACE).await;
-                return Ok(());
-            }
-        }
-    }
-}
-
-type Body = Either<mcp_streamable_server::ResponseBody, Full<Bytes>>;
-
-/// MCP at `/mcp`, 404 elsewhere.
-async fn route(
-    service: StreamableHttpService,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, Infallible> {
-    if req.uri().path() == "/mcp" {
-        return Ok(service.handle(req).await.map(Either::Left));
-    }
-    let mut response = Response::new(Either::Right(Full::new(Bytes::from_static(
-        b"not found: MCP is served at /mcp\n",
-    ))));
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    Ok(response)
+    serve::serve(options.addr, service).await
 }
 
 /// Requests this server sent to the client, waiting for the client's answer.
