@@ -49,8 +49,6 @@ struct Inner {
     per_session: usize,
     total_cap: usize,
     total: usize,
-    /// Events kept, across sessions.
-    live: usize,
     /// Numbers every event appended, across sessions, in the order appended.
     next_seq: u64,
     sessions: HashMap<Arc<str>, SessionLog>,
@@ -103,7 +101,6 @@ impl InMemoryEventStore {
                 per_session,
                 total_cap: total,
                 total: 0,
-                live: 0,
                 next_seq: 0,
                 sessions: HashMap::new(),
                 oldest: BTreeSet::new(),
@@ -179,13 +176,11 @@ impl Inner {
         let before = log.oldest();
         log.push(seq, stream, event);
         self.total += size;
-        self.live += 1;
         while log.bytes > self.per_session {
             let Some(freed) = log.evict_oldest() else {
                 break;
             };
             self.total -= freed;
-            self.live -= 1;
         }
         let after = log.oldest();
         if before != after {
@@ -206,7 +201,6 @@ impl Inner {
             };
             if let Some(freed) = log.evict_oldest() {
                 self.total -= freed;
-                self.live -= 1;
             }
             if let Some(next) = log.oldest() {
                 self.oldest.insert((next, key));
@@ -268,7 +262,6 @@ impl Inner {
                 self.oldest.remove(&(oldest, log.key));
             }
             self.total -= log.bytes;
-            self.live -= log.events.len();
         }
     }
 }
