@@ -1,0 +1,29 @@
+//! The vocabulary of the Model Context Protocol's Streamable HTTP transport, shared by its
+//! server (`mcp-streamable-server`) and client (`mcp-streamable-client`) and defined here once:
+//!
+//! - [`ProtocolVersion`]: the revisions spoken, parsed once, ordered, and what each allows;
+//! - [`headers`]: the header names;
+//! - [`meta`]: the `params._meta` keys of the per-request revision 2026-07-28;
+//! - [`codes`]: the JSON-RPC error codes of the transport and the HTTP status each calls for;
+//! - [`encode_header_value`] and [`decode_header_value`]: the `=?base64?...?=` codec of the
+//!   2026-07-28 headers that mirror the body.
+//!
+//! Pure: no I/O and no session.
+//!
+//! ```
+//! use mcp_streamable_protocol::{ProtocolVersion, headers};
+//!
+//! let version: ProtocolVersion = "2025-11-25".parse().unwrap();
+//! assert!(version.primes());
+//! assert_eq!(headers::MCP_SESSION_ID, "mcp-session-id");
+//! ```
+#![deny(missing_docs, missing_debug_implementations)]
+
+pub mod codes;
+mod header_value;
+pub mod headers;
+pub mod meta;
+mod version;
+
+pub use header_value::{DecodeError, decode_header_value, encode_header_value};
+pub use version::{ProtocolVersion, UnknownVersion, is_per_request_date};
