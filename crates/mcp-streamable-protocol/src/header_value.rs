@@ -147,14 +147,9 @@ mod tests {
             );
             let plain = encoded.as_bytes() == value.as_bytes();
             let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
-            assert_eq!(
-                plain,
-                printable
-                    && !value.starts_with(' ')
-                    && !value.ends_with(' ')
-                    && !(value.starts_with(PREFIX) && value.ends_with(SUFFIX)),
-                "{value:?}"
-            );
+            let padded = value.starts_with(' ') || value.ends_with(' ');
+            let sentinel = value.starts_with(PREFIX) && value.ends_with(SUFFIX);
+            assert_eq!(plain, printable && !padded && !sentinel, "{value:?}");
         }
         // Every byte value, alone and inside a word.
         for c in (0u32..0x800).filter_map(char::from_u32) {

@@ -72,35 +72,26 @@
 //! [`StreamableHttpService::buffered_bytes`] tells what the sessions hold.
 #![deny(missing_docs, missing_debug_implementations)]
 
-mod body;
-mod config;
-mod connection;
-mod error;
-mod event_store;
-mod get;
-mod headers;
-mod modern;
-mod origin;
-mod post;
-mod registry;
-mod service;
-mod session;
-mod stream;
+// The layers, imported one way only: `http` -> `core` -> `protocol` (a tidy test keeps it so).
+mod core;
+mod http;
+mod protocol;
 
-pub use body::ResponseBody;
-pub use config::{
+pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Eras,
-    Mode,
+    DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Eras, Mode,
 };
-pub use connection::{ServerConnection, ServerSender};
-pub use error::codes;
-pub use event_store::{
+pub use crate::core::connection::{ServerConnection, ServerSender};
+pub use crate::core::event_store::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
     ReplayError, StoreError, StoreFuture, StoredEvent,
 };
-pub use headers::{
+pub use crate::core::owner::SessionOwner;
+pub use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
+pub use crate::http::response_body::ResponseBody;
+pub use crate::http::service::StreamableHttpService;
+pub use crate::protocol::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
+    ProtocolVersion, SUPPORTED_VERSIONS, codes,
 };
-pub use service::StreamableHttpService;

@@ -6,44 +6,9 @@ use http::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 use mcp_jsonrpc::{ErrorObject, Id, RawValue, code};
 
-use crate::body::ResponseBody;
-
-/// JSON-RPC error codes the transport uses for its own refusals, in the range JSON-RPC leaves
-/// to implementations. They agree with the official TypeScript SDK, so clients that look at
-/// codes see the same ones.
-pub mod codes {
-    /// A refusal by the transport: bad headers, wrong method, missing session id...
-    pub const TRANSPORT_ERROR: i64 = -32000;
-    /// The session id is unknown or its session ended (HTTP 404).
-    pub const SESSION_NOT_FOUND: i64 = -32001;
-    /// 2026-07-28: the request's headers disagree with its body, or a required one is missing
-    /// or malformed (HTTP 400, M4).
-    pub const HEADER_MISMATCH: i64 = -32020;
-    /// 2026-07-28: the request needs a client capability its `_meta` does not declare (HTTP
-    /// 400). Applications answer it; the transport only maps its status (M5).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-    /// 2026-07-28: the requested protocol version is not served; `data` lists the supported
-    /// ones (HTTP 400, M3).
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-    /// The HTTP status of a per-request (2026-07-28) reply whose response is an error with
-    /// `code` (M5): 404 for method not found, 400 for the errors of a malformed or unsupported
-    /// request, `None` (200) for every other error, which the request reached the application
-    /// to earn.
-    pub fn status_of(code: i64) -> Option<http::StatusCode> {
-        use mcp_jsonrpc::code::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
-        match code {
-            METHOD_NOT_FOUND => Some(http::StatusCode::NOT_FOUND),
-            PARSE_ERROR
-            | INVALID_REQUEST
-            | INVALID_PARAMS
-            | HEADER_MISMATCH
-            | MISSING_REQUIRED_CLIENT_CAPABILITY
-            | UNSUPPORTED_PROTOCOL_VERSION => Some(http::StatusCode::BAD_REQUEST),
-            _ => None,
-        }
-    }
-}
+use crate::core::Error;
+use crate::http::response_body::ResponseBody;
+use crate::protocol::{RpcError, codes};
 
 /// Why a request is refused. The status of each is in [`Reject::status`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,12 +75,6 @@ impl Reject {
         Reject::with_code(kind, code, message)
     }
 
-    /// Sets the error's `data`.
-    pub(crate) fn with_data(mut self, data: Box<RawValue>) -> Self {
-        self.data = Some(data);
-        self
-    }
-
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Reject::new(Kind::BadRequest, message)
     }
@@ -143,6 +102,11 @@ impl Reject {
         Reject::with_code(Kind::BadRequest, obj.code, obj.message)
     }
 
+    /// A bad request answered with a JSON-RPC `code` of its own (-32600, -32602).
+    pub(crate) fn invalid(code: i64, message: impl Into<String>) -> Self {
+        Reject::with_code(Kind::BadRequest, code, message)
+    }
+
     /// The HTTP status of this refusal: the one place statuses are decided.
     pub(crate) fn status(&self) -> StatusCode {
         match self.kind {
@@ -155,6 +119,37 @@ impl Reject {
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Kind::BadRequest => StatusCode::BAD_REQUEST,
             Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The answer to a refusal of the session core: the one place its errors get statuses.
+    pub(crate) fn from_core(err: Error) -> Self {
+        match err {
+            Error::SessionNotFound => Reject::session_not_found(),
+            Error::ShuttingDown(what) => Reject::new(
+                Kind::Unavailable,
+                format!("the server is shutting down: {what}"),
+            ),
+            Error::TooManySessions => Reject::new(
+                Kind::Unavailable,
+                "too many sessions, none of them idle; try again later",
+            ),
+            Error::BatchNotAllowed(version) => Reject::bad_request(format!(
+                "batches are not allowed in protocol version {version}; send one message per request"
+            )),
+            Error::DuplicateRequestId(id) => Reject::bad_request(format!(
+                "request id {id} is already in flight in this session; ids must be unique among requests in flight"
+            )),
+            Error::NoEventStore => Reject::bad_request(
+                "this server keeps no events, so streams cannot be resumed: Last-Event-ID is not accepted",
+            ),
+            Error::UnknownEvent => {
+                Reject::bad_request("unknown Last-Event-ID: no such event in this session")
+            }
+            Error::Purged => Reject::bad_request(
+                "Last-Event-ID is too old: later events were purged from the event store",
+            ),
+            Error::StoreFailed => Reject::new(Kind::Internal, "the server's store failed"),
         }
     }
 
@@ -179,5 +174,19 @@ impl Reject {
             _ => {}
         }
         response
+    }
+}
+
+impl From<Error> for Reject {
+    fn from(err: Error) -> Self {
+        Reject::from_core(err)
+    }
+}
+
+impl From<RpcError> for Reject {
+    fn from(err: RpcError) -> Self {
+        let mut reject = Reject::rpc(err.code, err.message);
+        reject.data = err.data;
+        reject
     }
 }

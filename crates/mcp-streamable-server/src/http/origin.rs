@@ -3,8 +3,8 @@
 use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
 
-use crate::config::AllowList;
-use crate::error::{Kind, Reject};
+use crate::core::config::AllowList;
+use crate::http::error::{Kind, Reject};
 
 /// Refuses a request whose `Host`, or whose `Origin` when present, is not allowed.
 pub(crate) fn check(

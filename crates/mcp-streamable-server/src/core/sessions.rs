@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use crate::service::Shared;
-use crate::session::{Ending, Session};
+use crate::core::context::Context;
+use crate::core::session::{Ending, Session};
 
 #[derive(Default)]
-pub(crate) struct Registry {
+pub(crate) struct Sessions {
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     /// Stateless mode's sessions, one per POST in flight, by address: they have no id, and are
     /// here only so that shutdown can wait for them and end them (S23).
@@ -17,7 +17,7 @@ pub(crate) struct Registry {
     reaper_started: AtomicBool,
 }
 
-impl Registry {
+impl Sessions {
     fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     /// Starts the task that ends idle sessions, once per service.
-    pub(crate) fn start_reaper(&self, shared: &Arc<Shared>) {
+    pub(crate) fn start_reaper(&self, shared: &Arc<Context>) {
         if self.reaper_started.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -101,7 +101,7 @@ fn address(session: &Session) -> usize {
 }
 
 /// Ends sessions idle for longer than the timeout (S18), until the service is gone.
-async fn reap(shared: Weak<Shared>, period: Duration) {
+async fn reap(shared: Weak<Context>, period: Duration) {
     loop {
         tokio::time::sleep(period).await;
         let Some(shared) = shared.upgrade() else {
@@ -109,7 +109,7 @@ async fn reap(shared: Weak<Shared>, period: Duration) {
         };
         let timeout = u64::try_from(shared.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         let now = shared.now_ms();
-        for session in shared.registry.all() {
+        for session in shared.sessions.all() {
             if session.is_idle() && now.saturating_sub(session.last_active_ms()) >= timeout {
                 tracing::debug!(parent: &session.span, "idle timeout");
                 session.close(Ending::Abort).await;

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::EventStore;
+use crate::core::event_store::EventStore;
+use crate::core::session_store::SessionStore;
 
 /// The largest POST body read by default: 4 MiB (S3).
 ///
@@ -34,6 +35,14 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 4 * 1024 * 1024;
 /// The messages a session's application has not taken yet, at most: 64. Past this, a POST
 /// waits for the application to read, which slows a flooding client down.
 pub const DEFAULT_INCOMING_CAPACITY: usize = 64;
+
+/// The most messages a batch may carry: 1,000 (S9).
+///
+/// Only 2025-03-26 has batches, and real clients batch a handful of messages. Every message of
+/// a batch is checked, routed and answered as the batch's part, and its answers wait together
+/// in the session's buffer: a thousand typical answers fit the default buffer
+/// ([`DEFAULT_MAX_BUFFERED_BYTES`]), a hundred thousand tiny requests in a 4 MiB body do not.
+pub const DEFAULT_MAX_BATCH_MESSAGES: usize = 1_000;
 
 /// The reconnection delay a stream's priming event suggests to clients: 1 second (S14).
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -111,7 +120,9 @@ pub struct Config {
     pub(crate) eras: Eras,
     pub(crate) json_response: bool,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
+    pub(crate) session_store: Option<Arc<dyn SessionStore>>,
     pub(crate) max_body_bytes: usize,
+    pub(crate) max_batch_messages: usize,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) keep_alive: Option<Duration>,
@@ -129,7 +140,9 @@ impl Default for Config {
             eras: Eras::Both,
             json_response: false,
             event_store: None,
+            session_store: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_batch_messages: DEFAULT_MAX_BATCH_MESSAGES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
@@ -149,7 +162,9 @@ impl fmt::Debug for Config {
             .field("eras", &self.eras)
             .field("json_response", &self.json_response)
             .field("event_store", &self.event_store.is_some())
+            .field("session_store", &self.session_store.is_some())
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_batch_messages", &self.max_batch_messages)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
@@ -206,6 +221,22 @@ impl Config {
     /// none.
     pub fn event_store(mut self, store: impl EventStore) -> Self {
         self.event_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps each session's record in `store` too (see [`SessionStore`]): what several
+    /// processes serving one set of sessions share. Default: none; the sessions' records are
+    /// the sessions themselves, in this process.
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// The most messages a batch may carry; a larger one is answered 400 with an
+    /// invalid-request error, and none of it is delivered (S9). Default:
+    /// [`DEFAULT_MAX_BATCH_MESSAGES`].
+    pub fn max_batch_messages(mut self, max: usize) -> Self {
+        self.max_batch_messages = max;
         self
     }
 

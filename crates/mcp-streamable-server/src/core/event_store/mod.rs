@@ -92,6 +92,16 @@ pub trait EventStore: Send + Sync + 'static {
         after: u64,
     ) -> StoreFuture<'a, Result<Vec<StoredEvent>, ReplayError>>;
 
+    /// `stream` was opened with a priming event (S14) whose id names index 0 (or, for the
+    /// standalone stream, the last index appended): a replay after it must not be taken for
+    /// one of a stream whose events were purged. Called before anything is appended to the
+    /// stream. A store that keeps nothing of it answers such a replay with
+    /// [`ReplayError::UnknownStream`], and only the node holding the stream can resume it.
+    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        let _ = (session, stream);
+        Box::pin(std::future::ready(()))
+    }
+
     /// `stream` got its last message; its events may go sooner than a live stream's.
     fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()>;
 

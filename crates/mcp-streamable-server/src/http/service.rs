@@ -5,74 +5,29 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use bytes::Buf;
 use http::{Method, Request, Response};
 
-use crate::body::ResponseBody;
-use crate::config::{Config, Eras, Mode};
-use crate::connection::ServerConnection;
-use crate::error::{Kind, Reject};
-use crate::registry::Registry;
-use crate::session::Ending;
-use crate::{get, origin, post};
+use crate::core::Context;
+use crate::core::config::{Config, Eras, Mode};
+use crate::core::connection::ServerConnection;
+use crate::core::session::Ending;
+use crate::http::error::{Kind, Reject};
+use crate::http::response_body::ResponseBody;
+use crate::http::{get, origin, post};
+use crate::protocol::{MCP_PROTOCOL_VERSION, accept, is_per_request_date};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type Factory = dyn Fn(ServerConnection, http::request::Parts) -> Pin<Box<dyn Future<Output = ()> + Send>>
-    + Send
-    + Sync;
-
-/// What every request of a service shares.
-pub(crate) struct Shared {
-    pub(crate) config: Config,
-    pub(crate) registry: Registry,
-    epoch: Instant,
-    factory: Box<Factory>,
-    pub(crate) shutting_down: AtomicBool,
-}
-
-impl Shared {
-    /// Milliseconds since the service started, on tokio's clock (so paused-time tests see
-    /// timeouts pass).
-    pub(crate) fn now_ms(&self) -> u64 {
-        let now = tokio::time::Instant::now().into_std();
-        u64::try_from(now.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// Starts the application for a new session.
-    pub(crate) fn start(
-        &self,
-        connection: ServerConnection,
-        parts: http::request::Parts,
-        span: tracing::Span,
-    ) {
-        tokio::spawn(tracing::Instrument::instrument(
-            (self.factory)(connection, detach(parts)),
-            span,
-        ));
-    }
-
-    /// S23: refuses new work while the service shuts down, saying what is refused.
-    pub(crate) fn refuse_when_shutting_down(&self, refused: &str) -> Result<(), Reject> {
-        if self.shutting_down.load(Ordering::Acquire) {
-            return Err(Reject::new(
-                Kind::Unavailable,
-                format!("the server is shutting down: {refused}"),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// Whether a request's `MCP-Protocol-Version` names a per-request revision (M1).
-fn names_modern_version(headers: &http::HeaderMap) -> bool {
-    crate::headers::single(headers, crate::MCP_PROTOCOL_VERSION)
+fn names_per_request_version(headers: &http::HeaderMap) -> bool {
+    accept::single(headers, &MCP_PROTOCOL_VERSION)
         .ok()
         .flatten()
-        .is_some_and(crate::headers::is_modern_version)
+        .is_some_and(is_per_request_date)
 }
 
 /// The request parts, with header values and URI copied out of the connection's read buffer.
@@ -137,14 +92,14 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 /// In axum, mount it with `Router::new().route_service("/mcp", service)`.
 #[derive(Clone)]
 pub struct StreamableHttpService {
-    shared: Arc<Shared>,
+    ctx: Arc<Context>,
 }
 
 impl fmt::Debug for StreamableHttpService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamableHttpService")
-            .field("config", &self.shared.config)
-            .field("sessions", &self.shared.registry.len())
+            .field("config", &self.ctx.config)
+            .field("sessions", &self.ctx.sessions.len())
             .finish()
     }
 }
@@ -157,36 +112,28 @@ impl StreamableHttpService {
         Fut: Future<Output = ()> + Send + 'static,
     {
         StreamableHttpService {
-            shared: Arc::new(Shared {
+            ctx: Arc::new(Context::new(
                 config,
-                registry: Registry::default(),
-                epoch: tokio::time::Instant::now().into_std(),
-                factory: Box::new(move |conn, parts| Box::pin(factory(conn, parts))),
-                shutting_down: AtomicBool::new(false),
-            }),
+                Box::new(move |conn, parts| Box::pin(factory(conn, detach(parts)))),
+            )),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        &self.shared.config
+        &self.ctx.config
     }
 
     /// The number of live sessions.
     pub fn session_count(&self) -> usize {
-        self.shared.registry.len()
+        self.ctx.sessions.len()
     }
 
     /// The bytes of outgoing messages waiting in the sessions' outboxes for slow or absent
     /// readers, summed over the live sessions: what [`Config::max_buffered_bytes`] bounds per
     /// session (S22). Event stores keep their own count. Useful for monitoring.
     pub fn buffered_bytes(&self) -> usize {
-        self.shared
-            .registry
-            .all()
-            .iter()
-            .map(|s| s.buffered())
-            .sum()
+        self.ctx.sessions.all().iter().map(|s| s.buffered()).sum()
     }
 
     /// Serves one request.
@@ -196,12 +143,12 @@ impl StreamableHttpService {
         B::Data: Buf + Send,
         B::Error: Into<BoxError>,
     {
-        let shared = &self.shared;
-        let config = &shared.config;
+        let ctx = &self.ctx;
+        let config = &ctx.config;
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.eras != Eras::ModernOnly
-            && !(config.eras == Eras::Both && names_modern_version(request.headers()));
+            && !(config.eras == Eras::Both && names_per_request_version(request.headers()));
         let allow = if sessions {
             "GET, POST, DELETE"
         } else {
@@ -215,9 +162,9 @@ impl StreamableHttpService {
                 request.uri().authority().map(|a| a.as_str()),
             )?;
             match *request.method() {
-                Method::POST => post::handle(shared, request).await,
-                Method::GET if sessions => get::handle_get(shared, request).await,
-                Method::DELETE if sessions => get::handle_delete(shared, request).await,
+                Method::POST => post::handle(ctx, request).await,
+                Method::GET if sessions => get::handle_get(ctx, request).await,
+                Method::DELETE if sessions => get::handle_delete(ctx, request).await,
                 ref other => Err(Reject::new(
                     Kind::MethodNotAllowed,
                     format!("method {other} is not allowed; this endpoint serves {allow}"),
@@ -236,16 +183,16 @@ impl StreamableHttpService {
     /// session is closed; what was sent by then is still written to the readers that are
     /// connected. Returns as soon as nothing is in flight.
     pub async fn shutdown(&self, grace: Duration) {
-        let shared = &self.shared;
-        shared.shutting_down.store(true, Ordering::Release);
-        for session in shared.registry.all() {
+        let ctx = &self.ctx;
+        ctx.begin_shutdown();
+        for session in ctx.sessions.all() {
             session.end_standalone();
         }
         let deadline = tokio::time::Instant::now() + grace;
         // Bounded: at most `grace`, checking every 10 ms.
         while tokio::time::Instant::now() < deadline
-            && shared
-                .registry
+            && ctx
+                .sessions
                 .all_with_transient()
                 .iter()
                 .any(|s| s.has_inflight())
@@ -253,7 +200,7 @@ impl StreamableHttpService {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         // What was sent in time still reaches the readers that are there to take it.
-        for session in shared.registry.all_with_transient() {
+        for session in ctx.sessions.all_with_transient() {
             session.close(Ending::Flush).await;
         }
     }
@@ -272,7 +219,7 @@ where
     type Error = Infallible;
     type Future = ResponseFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
@@ -346,14 +293,14 @@ mod tests {
         for json_mode in [false, true] {
             let config = Config::default().json_response(json_mode);
             let service = StreamableHttpService::new(config, app);
-            let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+            let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
             let response = service.handle(post(None, init.into())).await;
-            let sid = response.headers()[crate::MCP_SESSION_ID]
+            let sid = response.headers()[crate::protocol::MCP_SESSION_ID]
                 .to_str()
                 .unwrap()
                 .to_owned();
             response.into_body().collect().await.unwrap();
-            let session = service.shared.registry.get(&sid).unwrap();
+            let session = service.ctx.sessions.get(&sid).unwrap();
             for i in 1..=3 {
                 let before = session.locks.load(Ordering::Relaxed);
                 let ping = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
@@ -373,7 +320,7 @@ mod tests {
                 let st = session.lock();
                 assert!(st.streams.is_empty(), "{} streams left", st.streams.len());
                 assert!(st.inflight.is_empty());
-                assert_eq!((st.attached, st.buffered), (0, 0));
+                assert_eq!((st.attached(), st.buffered.get()), (0, 0));
             }
         }
     }
@@ -393,14 +340,14 @@ mod tests {
                 let response = service.handle(post(None, body.into())).await;
                 response.into_body().collect().await.unwrap();
                 settle().await;
-                assert_eq!(service.shared.registry.all_with_transient().len(), 0);
+                assert_eq!(service.ctx.sessions.all_with_transient().len(), 0);
             }
             // An SSE answer holds its session until the body ends.
             let response = service.handle(post(None, bodies[0].into())).await;
             let held = usize::from(!json_mode);
-            assert_eq!(service.shared.registry.all_with_transient().len(), held);
+            assert_eq!(service.ctx.sessions.all_with_transient().len(), held);
             drop(response);
-            assert_eq!(service.shared.registry.all_with_transient().len(), 0);
+            assert_eq!(service.ctx.sessions.all_with_transient().len(), 0);
         }
     }
 }

@@ -1,53 +1,8 @@
-//! Header names and the parsing of `Accept`, `Content-Type` and `MCP-Protocol-Version`.
+//! Reading the request headers of the transport: `Accept`, `Content-Type`, and headers that
+//! must be given once.
 
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName};
-
-/// The session id header (S6).
-pub const MCP_SESSION_ID: &str = "mcp-session-id";
-/// The protocol version header (S8).
-pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
-/// The resumption header of a GET (S11).
-pub const LAST_EVENT_ID: &str = "last-event-id";
-
-/// The names the server writes, made once: inserting a `&str` name that is not a standard
-/// header copies it, per response.
-pub(crate) const SESSION_ID_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
-pub(crate) const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-
-/// The method header of the 2026-07-28 protocol (M4).
-pub const MCP_METHOD: &str = "mcp-method";
-/// The name header of the 2026-07-28 protocol (M4): the tool, prompt or resource a request
-/// names.
-pub const MCP_NAME: &str = "mcp-name";
-
-/// The protocol revisions of the session-based family, oldest first.
-pub const SUPPORTED_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The protocol revisions of the per-request family (2026-07-28 and later), oldest first.
-pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
-
-/// The first revision of the per-request family.
-const FIRST_MODERN_VERSION: &str = "2026-07-28";
-
-/// Whether `version` names a revision of the per-request family (M1): a `YYYY-MM-DD` date no
-/// earlier than 2026-07-28, whether this server speaks it or not.
-pub(crate) fn is_modern_version(version: &str) -> bool {
-    let b = version.as_bytes();
-    let date_shaped = b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        });
-    date_shaped && version >= FIRST_MODERN_VERSION
-}
-
-/// The version assumed when a request carries no `MCP-Protocol-Version` and no session knows
-/// better (S8).
-pub(crate) const DEFAULT_NEGOTIATED_VERSION: &str = "2025-03-26";
 
 /// Which of the two media types of a POST an `Accept` admits.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +60,7 @@ pub(crate) fn is_json_content_type(headers: &HeaderMap) -> bool {
 
 /// A single-valued header as text: `Ok(None)` when absent, `Err(())` when present but not
 /// visible ASCII or given more than once.
-pub(crate) fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ()> {
+pub(crate) fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, ()> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
@@ -114,11 +69,6 @@ pub(crate) fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'
         return Err(());
     }
     first.to_str().map(Some).map_err(|_| ())
-}
-
-/// Whether `id` is a well-formed session id: 1 to 128 visible ASCII characters (S6).
-pub(crate) fn is_valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 #[cfg(test)]
@@ -197,31 +147,5 @@ mod tests {
             &["application/json-seq"]
         )));
         assert!(!is_json_content_type(&HeaderMap::new()));
-    }
-
-    #[test]
-    fn m1_modern_versions_are_dates_from_2026_07_28() {
-        for v in ["2026-07-28", "2026-12-01", "2099-01-01"] {
-            assert!(is_modern_version(v), "{v}");
-        }
-        for v in [
-            "2025-11-25",
-            "2026-07-27",
-            "",
-            "draft",
-            "zzzz-zz-zz",
-            "2026-7-28",
-            "2026-07-28x",
-        ] {
-            assert!(!is_modern_version(v), "{v}");
-        }
-    }
-
-    #[test]
-    fn session_ids_are_visible_ascii() {
-        assert!(is_valid_session_id("abc-123_XYZ"));
-        assert!(!is_valid_session_id(""));
-        assert!(!is_valid_session_id("has space"));
-        assert!(!is_valid_session_id(&"a".repeat(129)));
     }
 }

@@ -7,7 +7,8 @@ use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{Connection, Error, Outgoing, Sender};
 use tokio::sync::mpsc;
 
-use crate::session::{Ending, Session};
+use crate::core::session::{Ending, Session};
+use crate::protocol::ProtocolVersion;
 
 /// The server side of one MCP session, handed to the application by the service's factory.
 ///
@@ -85,6 +86,11 @@ impl ServerSender {
     /// The protocol version negotiated by `initialize`, or 2025-03-26 before it is known; for
     /// a per-request connection, the version its request named (2026-07-28).
     pub fn protocol_version(&self) -> &'static str {
+        self.session.version().as_str()
+    }
+
+    /// [`protocol_version`](Self::protocol_version), parsed: what it allows, ordered.
+    pub fn version(&self) -> ProtocolVersion {
         self.session.version()
     }
 

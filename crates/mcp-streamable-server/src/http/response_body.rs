@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 
-use crate::stream::SseBody;
+use crate::http::body::SseBody;
 
 /// The body of a response of [`StreamableHttpService`](crate::StreamableHttpService): empty,
 /// one JSON document, or an SSE stream that ends when its stream does.

@@ -158,21 +158,36 @@ impl SessionLog {
     }
 }
 
+/// The log of `session`, made if it has none yet.
+fn log_of<'a>(
+    sessions: &'a mut HashMap<Arc<str>, SessionLog>,
+    session: &str,
+) -> &'a mut SessionLog {
+    if !sessions.contains_key(session) {
+        let key: Arc<str> = Arc::from(session);
+        sessions.insert(Arc::clone(&key), SessionLog::new(key));
+    }
+    sessions
+        .get_mut(session)
+        .expect("inserted above if missing")
+}
+
 impl Inner {
+    /// An open stream with nothing appended yet: a replay after its priming id is empty, not
+    /// purged.
+    fn stream_opened(&mut self, session: &str, stream: u64) {
+        log_of(&mut self.sessions, session)
+            .streams
+            .entry(stream)
+            .or_default();
+    }
+
     fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let event = StoredEvent { index, message };
         let size = cost(&event);
-        let log = match self.sessions.get_mut(session) {
-            Some(log) => log,
-            None => {
-                let key: Arc<str> = Arc::from(session);
-                self.sessions
-                    .entry(Arc::clone(&key))
-                    .or_insert_with(|| SessionLog::new(key))
-            }
-        };
+        let log = log_of(&mut self.sessions, session);
         let before = log.oldest();
         log.push(seq, stream, event);
         self.total += size;
@@ -287,6 +302,11 @@ impl EventStore for InMemoryEventStore {
         Box::pin(std::future::ready(
             self.lock().replay_after(session, stream, after),
         ))
+    }
+
+    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        self.lock().stream_opened(session, stream);
+        Box::pin(Done)
     }
 
     fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {

@@ -1,0 +1,128 @@
+//! Readers that come by GET: the standalone stream (S10, S12) and resumption (S11).
+
+use std::sync::Arc;
+
+use crate::core::error::Error;
+use crate::core::event_store::{ReplayError, StoredEvent};
+use crate::core::reader::{OnEnd, Reader};
+use crate::core::session::{Session, wake};
+use crate::core::state::{STANDALONE, Stream};
+use crate::core::store_writer::StoreOp;
+use crate::protocol::EventId;
+
+/// A new reader of the standalone stream.
+pub(crate) struct Standalone {
+    pub(crate) reader: Reader,
+    /// `Some` when the stream opens with a priming event (S14): the id it names, if there is
+    /// one before the first message waiting.
+    pub(crate) priming: Option<Option<EventId>>,
+}
+
+/// A resumed stream: the events to replay, then its reader.
+pub(crate) struct Resumed {
+    pub(crate) events: Vec<StoredEvent>,
+    /// Follows the stream live if it is still open; ends after the replay if it is over.
+    pub(crate) reader: Reader,
+}
+
+impl Session {
+    /// A new reader of the standalone stream; one already reading is replaced, and what it
+    /// had not written goes to the new one (S12).
+    pub(crate) async fn attach_standalone(self: &Arc<Self>) -> Result<Standalone, Error> {
+        let (generation, old_waker, priming, write_store) = {
+            let mut guard = self.lock();
+            let st = &mut *guard;
+            if st.closed {
+                return Err(Error::SessionNotFound);
+            }
+            let generation = st.new_generation();
+            let primes = self.primes(st);
+            let opened = !st.streams.contains_key(&STANDALONE);
+            let stream = st
+                .streams
+                .entry(STANDALONE)
+                .or_insert_with(|| Stream::new(true, u64::from(primes)));
+            let old_waker = stream.attach(generation);
+            if old_waker.is_some() {
+                tracing::debug!(parent: &self.span, "a new GET replaces the open standalone stream");
+            }
+            // S14: the priming event names the point just before what is queued, so that a
+            // client cut before reading it resumes with all of it; with nothing queued, the
+            // last message given out (index 0, kept free, when there was none).
+            let before = match stream.first_queued() {
+                Some(first) => first.checked_sub(1),
+                None => stream.next_index.checked_sub(1),
+            };
+            let priming = primes.then(|| before.map(|index| EventId::new(STANDALONE, index)));
+            // The store learns of the stream, so that its priming id resumes it on any node.
+            let write_store =
+                primes && opened && st.store_queue.push(StoreOp::Opened { stream: STANDALONE });
+            (generation, old_waker, priming, write_store)
+        };
+        wake(old_waker);
+        let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation), OnEnd::Keep);
+        if write_store {
+            self.write_store().await;
+        }
+        Ok(Standalone { reader, priming })
+    }
+
+    /// S11: the stream of `after` from the event after it: what the store kept, then live if
+    /// the stream is still open here. Whether the id was given out is the store's to say, not
+    /// this node's: an id with nothing after it resumes live from there.
+    pub(crate) async fn resume(self: &Arc<Self>, after: EventId) -> Result<Resumed, Error> {
+        let Some(store) = self.store.clone() else {
+            return Err(Error::NoEventStore);
+        };
+        // Attach first: from here on, what is sent on the stream queues for this reader, and
+        // everything sent before is in the store once the writer reaches the watermark.
+        let (generation, old_waker, watermark) = {
+            let mut guard = self.lock();
+            let st = &mut *guard;
+            if st.closed {
+                return Err(Error::SessionNotFound);
+            }
+            let watermark = st.store_queue.queued();
+            let generation = st.new_generation();
+            match st.streams.get_mut(&after.stream) {
+                Some(s) => (Some(generation), s.attach(generation), watermark),
+                // The stream is over: replay, then end.
+                None => (None, None, watermark),
+            }
+        };
+        wake(old_waker);
+        // Dropped on a refusal, the reader lets go of the stream again.
+        let mut reader = Reader::new(Arc::clone(self), after.stream, generation, OnEnd::Keep);
+        self.store_caught_up(watermark).await;
+        let events = match store
+            .replay_after(&self.id, after.stream, after.index)
+            .await
+        {
+            Ok(events) => events,
+            // A store that is not told of opened streams knows nothing of a live one that has
+            // stored nothing yet: its priming id is all the client has.
+            Err(ReplayError::UnknownStream) if after.index == 0 && generation.is_some() => {
+                Vec::new()
+            }
+            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => {
+                return Err(Error::UnknownEvent);
+            }
+            Err(ReplayError::Purged) => return Err(Error::Purged),
+            Err(ReplayError::Failed(err)) => {
+                tracing::error!(parent: &self.span, error = %err, "event store replay failed");
+                return Err(Error::StoreFailed);
+            }
+        };
+        // What was queued for this reader and replayed already is not written twice.
+        reader.skip_through(events.last().map_or(after.index, |e| e.index));
+        tracing::debug!(
+            parent: &self.span,
+            stream = after.stream,
+            after = after.index,
+            replayed = events.len(),
+            live = generation.is_some(),
+            "stream resumed"
+        );
+        Ok(Resumed { events, reader })
+    }
+}

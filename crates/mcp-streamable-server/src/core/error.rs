@@ -1,0 +1,29 @@
+//! Why the session core refuses something. The HTTP edge maps each to a status and a JSON-RPC
+//! error (`http::error`); the core knows nothing of statuses.
+
+use mcp_jsonrpc::Id;
+
+use crate::protocol::ProtocolVersion;
+
+/// A refusal of the session core.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// The session ended, never existed, or belongs to another principal (S7, S16).
+    SessionNotFound,
+    /// The service is shutting down; says what is refused (S23).
+    ShuttingDown(&'static str),
+    /// The session cap is reached and no session is idle (S18).
+    TooManySessions,
+    /// A batch in a version that has none (S9).
+    BatchNotAllowed(ProtocolVersion),
+    /// A request id already in flight in the session, or twice in one batch (S19).
+    DuplicateRequestId(Id),
+    /// A `Last-Event-ID` when the server keeps no events (S11).
+    NoEventStore,
+    /// A `Last-Event-ID` the server never gave out (S11).
+    UnknownEvent,
+    /// A `Last-Event-ID` after which events were evicted from the store (S11).
+    Purged,
+    /// The event store failed.
+    StoreFailed,
+}

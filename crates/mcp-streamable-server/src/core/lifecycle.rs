@@ -1,0 +1,119 @@
+//! How a session ends: closed by the client, the application, the idle reaper, eviction or
+//! shutdown; cancelled when the one request it served is abandoned (M6).
+
+use std::sync::Arc;
+use std::task::Waker;
+
+use crate::core::session::{Ending, Session};
+use crate::core::state::State;
+
+impl Session {
+    /// Ends the session: the application's `recv` ends, later sends fail, and the streams end,
+    /// at once or once they have written what is queued (`ending`). Returns whether this call
+    /// ended it.
+    pub(crate) fn close_now(&self, ending: Ending) -> bool {
+        let wakers: Vec<Waker> = {
+            let mut guard = self.lock();
+            let State {
+                closed,
+                incoming,
+                inflight,
+                streams,
+                buffered,
+                ..
+            } = &mut *guard;
+            if *closed {
+                return false;
+            }
+            *closed = true;
+            *incoming = None;
+            inflight.clear();
+            let mut wakers = Vec::new();
+            streams.retain(|_, s| {
+                if ending == Ending::Flush && s.flush() {
+                    return true;
+                }
+                s.outbox.clear(buffered);
+                if let Some(waker) = s.detach_reader() {
+                    wakers.extend(waker);
+                }
+                false
+            });
+            wakers
+        };
+        for waker in wakers {
+            waker.wake();
+        }
+        tracing::debug!(parent: &self.span, "session closed");
+        true
+    }
+
+    /// Ends the session and forgets it everywhere: the sessions and the event store.
+    pub(crate) async fn close(self: &Arc<Self>, ending: Ending) {
+        if self.close_now(ending) {
+            self.forget().await;
+        }
+    }
+
+    pub(crate) async fn forget(&self) {
+        self.ctx.sessions.remove(self);
+        if let Some(store) = &self.ctx.config.session_store
+            && !self.is_transient()
+        {
+            store.remove(&self.id).await;
+        }
+        if let Some(store) = &self.store {
+            // What was sent before the close is still being stored: wait for it, so that
+            // nothing is stored after the store has let go of the session.
+            let watermark = self.lock().store_queue.queued();
+            self.store_caught_up(watermark).await;
+            store.session_closed(&self.id).await;
+        }
+    }
+
+    /// Ends the session from a context that cannot wait (a drop): the store is told on a task.
+    pub(crate) fn close_detached(self: &Arc<Self>, ending: Ending) {
+        if !self.close_now(ending) {
+            return;
+        }
+        self.ctx.sessions.remove(self);
+        let stored = self.has_store() || self.ctx.config.session_store.is_some();
+        if stored
+            && !self.is_transient()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let session = Arc::clone(self);
+            handle.spawn(async move { session.forget().await });
+        }
+    }
+
+    /// M6: the client closed the stream of a per-request session. The application reads a
+    /// `notifications/cancelled` for each request still unanswered, then the end of the
+    /// connection; whatever it sends from now on fails.
+    pub(crate) fn cancel_detached(self: &Arc<Self>) {
+        let cancelled = {
+            let st = self.lock();
+            if let Some(incoming) = st.incoming.as_ref().filter(|_| !st.closed) {
+                for id in st.inflight.keys() {
+                    let params = serde_json::json!({
+                        "requestId": id,
+                        "reason": "the client closed the request's stream",
+                    });
+                    let cancelled = mcp_jsonrpc::Notification::new(
+                        "notifications/cancelled",
+                        mcp_jsonrpc::to_raw_value(&params).ok(),
+                    );
+                    // The channel holds the request at most: there is room.
+                    if incoming.try_send(Box::new(cancelled.into())).is_err() {
+                        tracing::debug!(parent: &self.span, %id, "could not tell the application of the cancellation: it stopped reading");
+                    }
+                }
+            }
+            !st.closed && !st.inflight.is_empty()
+        };
+        if cancelled {
+            tracing::debug!(parent: &self.span, "request cancelled: the client closed its stream");
+        }
+        self.close_detached(Ending::Abort);
+    }
+}

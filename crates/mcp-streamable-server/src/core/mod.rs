@@ -1,0 +1,34 @@
+//! The session core: sessions, their streams and the routing of messages between a client's
+//! HTTP requests and the application, knowing nothing of HTTP requests and responses. The HTTP
+//! edge (`crate::http`) reaches it only through [`Context`] and [`Session`]'s API, and maps its
+//! [`Error`]s to statuses.
+//!
+//! - [`context`]: what a service's sessions share (config, clock, sessions, application);
+//! - [`start`], [`sessions`]: starting sessions, finding them, the cap, the reaper;
+//! - [`session`], [`lifecycle`], [`attach`]: one session's API (begin a POST, send, attach
+//!   the standalone stream, resume, close, cancel);
+//! - [`state`], [`queue`], [`reader`]: what a session holds, and how readers take it;
+//! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
+//!   outside the session's lock;
+//! - [`connection`]: the application's side.
+
+pub(crate) mod attach;
+pub(crate) mod config;
+pub(crate) mod connection;
+pub(crate) mod context;
+pub(crate) mod error;
+pub(crate) mod event_store;
+pub(crate) mod lifecycle;
+pub(crate) mod owner;
+pub(crate) mod queue;
+pub(crate) mod reader;
+pub(crate) mod session;
+pub(crate) mod session_store;
+pub(crate) mod sessions;
+pub(crate) mod start;
+pub(crate) mod state;
+pub(crate) mod store_writer;
+
+pub(crate) use context::Context;
+pub(crate) use error::Error;
+pub(crate) use session::Session;

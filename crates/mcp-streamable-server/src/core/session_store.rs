@@ -1,0 +1,194 @@
+//! Keeping the record of each session where more than one process can read it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use bytes::Bytes;
+
+use crate::core::event_store::{StoreError, StoreFuture};
+use crate::protocol::ProtocolVersion;
+
+/// What is known of a session beyond the process serving it: enough for another process to
+/// recognise the session and start its application again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The session id, as in `Mcp-Session-Id`.
+    pub id: String,
+    /// The negotiated protocol version, once the `initialize` result settled it.
+    pub protocol_version: Option<ProtocolVersion>,
+    /// The `initialize` request that started the session, as JSON.
+    pub initialize: Bytes,
+    /// Who started the session, when an upstream layer said (see
+    /// [`SessionOwner`](crate::SessionOwner)).
+    pub owner: Option<String>,
+    /// The last time a request of the session was seen.
+    pub last_active: SystemTime,
+}
+
+impl SessionRecord {
+    /// The record of a session started now by `initialize`.
+    pub fn new(id: impl Into<String>, initialize: Bytes, owner: Option<String>) -> Self {
+        SessionRecord {
+            id: id.into(),
+            protocol_version: None,
+            initialize,
+            owner,
+            last_active: SystemTime::now(),
+        }
+    }
+}
+
+/// Where a server keeps its sessions' records, beside the [`EventStore`] that keeps their
+/// messages.
+///
+/// The server creates a record when a session starts (before answering its `initialize`),
+/// looks one up when a request names a session this process does not hold, touches it as
+/// requests come (at most once per quarter of the idle timeout), sets the version the
+/// `initialize` result settles, and removes it when the session ends.
+///
+/// Without one (the default) a session's record is the session itself, in the memory of the
+/// process serving it: nothing is written twice, and nothing is kept per session beyond what
+/// serving it takes. [`InMemorySessionStore`] is the reference implementation of the contract
+/// for stores that share records between processes.
+///
+/// [`EventStore`]: crate::EventStore
+pub trait SessionStore: Send + Sync + 'static {
+    /// Keeps the record of a new session.
+    fn create(&self, record: SessionRecord) -> StoreFuture<'_, Result<(), StoreError>>;
+
+    /// The record of session `id`, if it is known.
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+
+    /// A request of session `id` was seen at `at`.
+    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>>;
+
+    /// The `initialize` result of session `id` settled `version`.
+    fn set_version<'a>(
+        &'a self,
+        id: &'a str,
+        version: ProtocolVersion,
+    ) -> StoreFuture<'a, Result<(), StoreError>>;
+
+    /// Session `id` ended: its record goes.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
+}
+
+/// A [`SessionStore`] in this process's memory: the reference for the contract, and a store
+/// for tests. It shares nothing between processes.
+///
+/// ```
+/// use mcp_streamable_server::{Config, InMemorySessionStore};
+///
+/// let config = Config::default().session_store(InMemorySessionStore::default());
+/// # let _ = config;
+/// ```
+#[derive(Clone, Default)]
+pub struct InMemorySessionStore {
+    records: Arc<Mutex<HashMap<String, SessionRecord>>>,
+}
+
+impl fmt::Debug for InMemorySessionStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InMemorySessionStore")
+            .field("sessions", &self.len())
+            .finish()
+    }
+}
+
+impl InMemorySessionStore {
+    /// The number of records kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no record is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionRecord>> {
+        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn update(&self, id: &str, change: impl FnOnce(&mut SessionRecord)) {
+        if let Some(record) = self.lock().get_mut(id) {
+            change(record);
+        }
+    }
+}
+
+fn ready<T: Send + 'static>(value: T) -> StoreFuture<'static, T> {
+    Box::pin(std::future::ready(value))
+}
+
+impl SessionStore for InMemorySessionStore {
+    fn create(&self, record: SessionRecord) -> StoreFuture<'_, Result<(), StoreError>> {
+        self.lock().insert(record.id.clone(), record);
+        ready(Ok(()))
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> StoreFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+        ready(Ok(self.lock().get(id).cloned()))
+    }
+
+    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>> {
+        self.update(id, |r| r.last_active = r.last_active.max(at));
+        ready(Ok(()))
+    }
+
+    fn set_version<'a>(
+        &'a self,
+        id: &'a str,
+        version: ProtocolVersion,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        self.update(id, |r| r.protocol_version = Some(version));
+        ready(Ok(()))
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.lock().remove(id);
+        ready(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The contract every store keeps: what is created is loaded, touched, updated and removed,
+    /// and unknown ids are no error.
+    #[tokio::test]
+    async fn the_in_memory_store_keeps_the_contract() {
+        let store = InMemorySessionStore::default();
+        let record = SessionRecord::new("s1", Bytes::from_static(b"{}"), Some("alice".into()));
+        store.create(record.clone()).await.unwrap();
+        assert_eq!(store.load("s1").await.unwrap(), Some(record.clone()));
+        assert_eq!(store.load("s2").await.unwrap(), None);
+        let later = record.last_active + Duration::from_secs(5);
+        store.touch("s1", later).await.unwrap();
+        // Touches out of order never move the time back.
+        store.touch("s1", record.last_active).await.unwrap();
+        store
+            .set_version("s1", ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap();
+        let loaded = store.load("s1").await.unwrap().unwrap();
+        assert_eq!(loaded.last_active, later);
+        assert_eq!(loaded.protocol_version, Some(ProtocolVersion::V2025_11_25));
+        store.touch("nobody", later).await.unwrap();
+        store.remove("s1").await;
+        store.remove("s1").await;
+        assert!(store.is_empty());
+    }
+}

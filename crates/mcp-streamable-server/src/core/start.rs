@@ -1,0 +1,105 @@
+//! Starting sessions: one per `initialize` (S6, S18), or one for a single POST or request.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::core::connection::ServerConnection;
+use crate::core::context::Context;
+use crate::core::error::Error;
+use crate::core::owner::SessionOwner;
+use crate::core::session::{Ending, Lifetime, Session, incoming_channel};
+use crate::core::session_store::SessionRecord;
+
+impl Context {
+    /// S6: a new session, from a valid `initialize` (its JSON, for the session store). The
+    /// caller has checked everything before: nothing is registered for a refused request
+    /// (S18). At the cap, the least recently used idle session is evicted to make room.
+    pub(crate) async fn start_session(
+        self: &Arc<Self>,
+        parts: http::request::Parts,
+        owner: Option<&SessionOwner>,
+        initialize: Bytes,
+    ) -> Result<Arc<Session>, Error> {
+        self.refuse_when_shutting_down("no new sessions")?;
+        let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
+        let (tx, rx) = incoming_channel(self.config.incoming_capacity);
+        let owner = owner.map(|o| Arc::clone(o.key()));
+        let session = Session::new(id, Arc::clone(self), tx, Lifetime::Session, owner);
+        match self
+            .sessions
+            .insert(Arc::clone(&session), self.config.max_sessions)
+        {
+            Ok(Some(evicted)) => {
+                tracing::debug!(parent: &evicted.span, "evicted: the session cap was reached and it was the least recently used");
+                evicted.close(Ending::Abort).await;
+            }
+            Ok(None) => {}
+            Err(()) => return Err(Error::TooManySessions),
+        }
+        if let Some(store) = &self.config.session_store {
+            let owner = session.owner.as_deref().map(str::to_owned);
+            let record = SessionRecord::new(&*session.id, initialize, owner);
+            if let Err(err) = store.create(record).await {
+                tracing::error!(parent: &session.span, error = %err, "session store failed: session not started");
+                self.sessions.remove(&session);
+                return Err(Error::StoreFailed);
+            }
+        }
+        self.sessions.start_reaper(self);
+        tracing::debug!(parent: &session.span, "session started");
+        self.start(
+            ServerConnection::new(rx, Arc::clone(&session)),
+            parts,
+            session.span.clone(),
+        );
+        Ok(session)
+    }
+
+    /// Starts the application for a session that lives for one POST (stateless mode) or one
+    /// request (2026-07-28); it is kept apart from the sessions clients name, for shutdown to
+    /// see.
+    pub(crate) fn start_transient(
+        self: &Arc<Self>,
+        parts: http::request::Parts,
+        lifetime: Lifetime,
+    ) -> Result<Arc<Session>, Error> {
+        self.refuse_when_shutting_down("no new requests")?;
+        let (tx, rx) = incoming_channel(self.config.incoming_capacity);
+        let session = Session::new(Arc::from(""), Arc::clone(self), tx, lifetime, None);
+        self.sessions.insert_transient(&session);
+        self.start(
+            ServerConnection::new(rx, Arc::clone(&session)),
+            parts,
+            session.span.clone(),
+        );
+        Ok(session)
+    }
+
+    /// The session named `id`, for a request made by `owner`: `None` when it is not here, or
+    /// belongs to someone else (S7). A session known to the session store but held by no
+    /// process of this one is not served here.
+    pub(crate) async fn find_session(
+        &self,
+        id: &str,
+        owner: Option<&SessionOwner>,
+    ) -> Result<Arc<Session>, Error> {
+        let Some(session) = self.sessions.get(id) else {
+            if let Some(store) = &self.config.session_store
+                && let Ok(Some(_)) = store.load(id).await
+            {
+                tracing::debug!(
+                    session_id = id,
+                    "session known to the session store but not held by this process"
+                );
+            }
+            return Err(Error::SessionNotFound);
+        };
+        if !session.is_owned_by(owner.map(SessionOwner::as_str)) {
+            tracing::warn!(parent: &session.span, "a request of another owner named this session: answered as unknown");
+            return Err(Error::SessionNotFound);
+        }
+        session.touch_record().await;
+        Ok(session)
+    }
+}

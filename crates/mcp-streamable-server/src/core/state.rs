@@ -1,0 +1,301 @@
+//! What a session holds behind its lock: the streams, their outboxes and readers, the requests
+//! in flight, and the one count of buffered bytes.
+//!
+//! Counters are owned, not edited by hand: the session's buffered bytes change only through an
+//! [`Outbox`]'s methods, which move each message's size in and out of [`Buffered`] together
+//! with the message; whether a stream has a reader is the reader's presence itself, so the
+//! number of attached readers is derived ([`State::attached`]), never counted.
+
+use std::collections::{HashMap, VecDeque};
+use std::task::{Context, Waker};
+
+use bytes::Bytes;
+use mcp_jsonrpc::Id;
+
+use crate::core::store_writer::StoreQueue;
+use crate::protocol::ProtocolVersion;
+
+/// The standalone stream, read by GET (S10). Request streams are numbered from 1.
+pub(crate) const STANDALONE: u64 = 0;
+
+/// One outgoing message, waiting to be written.
+pub(crate) struct Entry {
+    pub(crate) index: u64,
+    pub(crate) json: Bytes,
+    pub(crate) is_response: bool,
+}
+
+/// The bytes waiting in a session's outboxes: the sum of its outboxes' sizes (S22).
+///
+/// Only [`Outbox`] changes it, by the size of the message it takes in or lets go, so it cannot
+/// drift from the messages it counts. An underflow would be a bug in that pairing: debug builds
+/// stop on it, release builds saturate rather than wrap, so that a session is never taken for
+/// holding 2^64 bytes and shed forever.
+#[derive(Debug, Default)]
+pub(crate) struct Buffered(usize);
+
+impl Buffered {
+    pub(crate) fn get(&self) -> usize {
+        self.0
+    }
+
+    fn add(&mut self, n: usize) {
+        self.0 += n;
+    }
+
+    fn sub(&mut self, n: usize) {
+        debug_assert!(self.0 >= n, "buffered bytes underflow: {} - {n}", self.0);
+        self.0 = self.0.saturating_sub(n);
+    }
+}
+
+/// The messages of one stream waiting for its reader, and their size.
+#[derive(Default)]
+pub(crate) struct Outbox {
+    entries: VecDeque<Entry>,
+    bytes: usize,
+}
+
+impl Outbox {
+    pub(crate) fn push(&mut self, entry: Entry, total: &mut Buffered) {
+        self.bytes += entry.json.len();
+        total.add(entry.json.len());
+        self.entries.push_back(entry);
+    }
+
+    pub(crate) fn pop(&mut self, total: &mut Buffered) -> Option<Entry> {
+        let entry = self.entries.pop_front()?;
+        self.bytes -= entry.json.len();
+        total.sub(entry.json.len());
+        Some(entry)
+    }
+
+    /// Lets go of everything; returns how many messages that was.
+    pub(crate) fn clear(&mut self, total: &mut Buffered) -> usize {
+        let n = self.entries.len();
+        total.sub(self.bytes);
+        self.bytes = 0;
+        self.entries.clear();
+        n
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn front(&self) -> Option<&Entry> {
+        self.entries.front()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
+    }
+}
+
+/// The connection reading a stream: an SSE body or a JSON-mode POST waiting for its answer.
+/// A newer one replaces it (S12); the generation tells the old one it was replaced.
+struct Conn {
+    generation: u64,
+    waker: Option<Waker>,
+}
+
+pub(crate) struct Stream {
+    pub(crate) standalone: bool,
+    /// Requests of this stream not answered yet.
+    pub(crate) pending: usize,
+    pub(crate) next_index: u64,
+    pub(crate) outbox: Outbox,
+    conn: Option<Conn>,
+    /// Every request of the stream has its response queued: the stream ends once written.
+    pub(crate) finished: bool,
+}
+
+impl Stream {
+    /// A stream whose first message gets index `first` (1 when index 0 is a priming event's).
+    pub(crate) fn new(standalone: bool, first: u64) -> Self {
+        Stream {
+            standalone,
+            pending: 0,
+            next_index: first,
+            outbox: Outbox::default(),
+            conn: None,
+            finished: false,
+        }
+    }
+
+    /// Makes `generation` the stream's reader; returns the waker of the one it replaces, which
+    /// must be woken (after the lock is released) so that it ends.
+    pub(crate) fn attach(&mut self, generation: u64) -> Option<Waker> {
+        let old = self.conn.replace(Conn {
+            generation,
+            waker: None,
+        });
+        old.and_then(|c| c.waker)
+    }
+
+    pub(crate) fn is_read(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    pub(crate) fn is_read_by(&self, generation: u64) -> bool {
+        self.conn
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+    }
+
+    pub(crate) fn take_waker(&mut self) -> Option<Waker> {
+        self.conn.as_mut().and_then(|c| c.waker.take())
+    }
+
+    /// Remembers to wake the reader's task when something comes.
+    pub(crate) fn register(&mut self, cx: &Context<'_>) {
+        if let Some(conn) = &mut self.conn
+            && !conn.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            conn.waker = Some(cx.waker().clone());
+        }
+    }
+
+    /// Lets go of the reader: `Some(its waker, to wake)` if there was one.
+    pub(crate) fn detach_reader(&mut self) -> Option<Option<Waker>> {
+        self.conn.take().map(|c| c.waker)
+    }
+
+    /// The index of the oldest message waiting for a reader, if any.
+    pub(crate) fn first_queued(&self) -> Option<u64> {
+        self.outbox.front().map(|e| e.index)
+    }
+
+    /// For a closing session: a stream whose reader has messages still to write stays, to end
+    /// once they are written (true); any other goes (false).
+    pub(crate) fn flush(&mut self) -> bool {
+        if self.conn.is_some() && !self.outbox.is_empty() {
+            self.finished = true;
+            return true;
+        }
+        false
+    }
+
+    /// The bytes this stream holds beyond what its reader will write next: a connected reader
+    /// about to write one large message is not behind, whatever the message's size (S22).
+    pub(crate) fn backlog(&self) -> usize {
+        match (&self.conn, self.outbox.front()) {
+            (Some(_), Some(next)) => self.outbox.bytes() - next.json.len(),
+            _ => self.outbox.bytes(),
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.finished && self.conn.is_none() && self.outbox.is_empty()
+    }
+}
+
+pub(crate) struct State {
+    pub(crate) closed: bool,
+    /// The negotiated protocol version, once the initialize result told it.
+    pub(crate) version: ProtocolVersion,
+    pub(crate) init_request: Option<Id>,
+    pub(crate) incoming: Option<super::session::Incoming>,
+    pub(crate) next_stream: u64,
+    pub(crate) streams: HashMap<u64, Stream>,
+    /// Requests in flight: which stream their response goes on.
+    pub(crate) inflight: HashMap<Id, u64>,
+    /// Bytes waiting in outboxes, across streams.
+    pub(crate) buffered: Buffered,
+    next_generation: u64,
+    /// What is still to be written to the event store, in order.
+    pub(crate) store_queue: StoreQueue,
+}
+
+impl State {
+    pub(crate) fn new(version: ProtocolVersion, incoming: super::session::Incoming) -> Self {
+        State {
+            closed: false,
+            version,
+            init_request: None,
+            incoming: Some(incoming),
+            next_stream: STANDALONE + 1,
+            streams: HashMap::new(),
+            inflight: HashMap::new(),
+            buffered: Buffered::default(),
+            next_generation: 0,
+            store_queue: StoreQueue::default(),
+        }
+    }
+
+    pub(crate) fn new_generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
+    }
+
+    /// How many streams have a reader (SSE bodies, JSON waiters): derived, never counted.
+    pub(crate) fn attached(&self) -> usize {
+        self.streams.values().filter(|s| s.is_read()).count()
+    }
+
+    /// Ends the reader of `stream`, if it has one: `Some(waker to wake)`. What it had not read
+    /// stays in the event store, so the client can resume.
+    pub(crate) fn disconnect(&mut self, stream: u64) -> Option<Option<Waker>> {
+        let s = self.streams.get_mut(&stream)?;
+        let waker = s.detach_reader()?;
+        s.outbox.clear(&mut self.buffered);
+        Some(waker)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(index: u64, len: usize) -> Entry {
+        Entry {
+            index,
+            json: Bytes::from(vec![b'x'; len]),
+            is_response: false,
+        }
+    }
+
+    #[test]
+    fn the_buffered_count_moves_with_the_messages() {
+        let mut total = Buffered::default();
+        let mut a = Outbox::default();
+        let mut b = Outbox::default();
+        a.push(entry(1, 10), &mut total);
+        a.push(entry(2, 20), &mut total);
+        b.push(entry(1, 5), &mut total);
+        assert_eq!((total.get(), a.bytes(), b.bytes()), (35, 30, 5));
+        assert_eq!(a.pop(&mut total).map(|e| e.index), Some(1));
+        assert_eq!(total.get(), 25);
+        assert_eq!(a.clear(&mut total), 1);
+        assert_eq!(b.clear(&mut total), 1);
+        assert_eq!((total.get(), a.bytes(), b.bytes()), (0, 0, 0));
+        assert!(a.pop(&mut total).is_none());
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "underflow")]
+    fn an_underflow_is_caught_in_debug_builds() {
+        let mut total = Buffered::default();
+        total.add(1);
+        total.sub(2);
+    }
+
+    #[test]
+    fn attached_readers_are_derived_from_the_streams() {
+        let (tx, _rx) = tokio::sync::mpsc::channel(1);
+        let mut st = State::new(ProtocolVersion::V2025_11_25, tx);
+        let mut s = Stream::new(false, 1);
+        s.attach(st.new_generation());
+        st.streams.insert(1, s);
+        st.streams.insert(2, Stream::new(false, 1));
+        assert_eq!(st.attached(), 1);
+        assert!(st.disconnect(1).is_some());
+        assert!(st.disconnect(2).is_none());
+        assert_eq!(st.attached(), 0);
+    }
+}

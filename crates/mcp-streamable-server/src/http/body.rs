@@ -1,0 +1,218 @@
+//! The SSE body of a POST or GET: its prelude, then its stream's messages as SSE events, with
+//! keep-alive comments when idle (S14, S15).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use mcp_sse::EventRef;
+use tokio::time::{Instant, Sleep};
+
+use crate::core::reader::Reader;
+use crate::protocol::EventId;
+
+/// Most bytes written in one frame: large enough to batch a burst of small events into one
+/// write, small enough to keep latency and memory per write bounded.
+pub(crate) const MAX_FRAME: usize = 64 * 1024;
+
+/// Writes `message` as one SSE event, with its id when events are kept.
+pub(crate) fn frame(out: &mut BytesMut, id: Option<EventId>, message: &[u8]) {
+    let Ok(data) = std::str::from_utf8(message) else {
+        tracing::error!(
+            "an outgoing message is not UTF-8; it was encoded by serde_json, so this is a bug"
+        );
+        return;
+    };
+    let mut encode = |id: Option<&str>| {
+        let event = EventRef {
+            id,
+            data,
+            ..EventRef::default()
+        };
+        // Ids are digits and an underscore: nothing the encoder refuses.
+        let _ = event.encode(out);
+    };
+    match id {
+        Some(id) => id.write(|id| encode(Some(id))),
+        None => encode(None),
+    }
+}
+
+/// Writes a priming event (S14): an id to resume from (when there is one before the first
+/// message), the reconnection delay, no data.
+pub(crate) fn write_priming(out: &mut BytesMut, id: Option<EventId>, retry: Duration) {
+    let mut encode = |id: Option<&str>| {
+        let event = EventRef {
+            id,
+            retry: Some(retry),
+            ..EventRef::default()
+        };
+        let _ = event.encode(out);
+    };
+    match id {
+        Some(id) => id.write(|id| encode(Some(id))),
+        None => encode(None),
+    }
+}
+
+fn priming(id: EventId, retry: Duration) -> Bytes {
+    let mut out = BytesMut::new();
+    write_priming(&mut out, Some(id), retry);
+    out.freeze()
+}
+
+/// The SSE body of a POST or GET: first its prelude (priming event, comment, replayed events),
+/// then the stream's messages as they come, with keep-alive comments when idle (S15).
+pub(crate) struct SseBody {
+    reader: Reader,
+    prelude: VecDeque<Bytes>,
+    /// The priming event's reconnection delay, while the event is still to open the first
+    /// frame (S14).
+    prime: Option<Duration>,
+    /// A frame taken ahead of the first poll ([`SseBody::wait_first`]).
+    early: Option<Bytes>,
+    /// How often an idle body writes a comment (S15), and when the next is due; the timer is
+    /// set up the first time the body waits, which a reply answered at once never does.
+    keep_alive: Option<Duration>,
+    due: Instant,
+    timer: Option<Pin<Box<Sleep>>>,
+    ended: bool,
+}
+
+impl fmt::Debug for SseBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseBody")
+            .field("stream", &self.reader.stream())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SseBody {
+    pub(crate) fn new(reader: Reader) -> Self {
+        let keep_alive = reader.session().ctx.config.keep_alive;
+        let due = keep_alive.map_or_else(Instant::now, |every| Instant::now() + every);
+        SseBody {
+            reader,
+            prelude: VecDeque::new(),
+            prime: None,
+            early: None,
+            keep_alive,
+            due,
+            timer: None,
+            ended: false,
+        }
+    }
+
+    pub(crate) fn push_prelude(&mut self, bytes: Bytes) {
+        self.prelude.push_back(bytes);
+    }
+
+    /// Opens the stream with a priming event (S14) before its first message.
+    pub(crate) fn prime(&mut self, retry: Duration) {
+        self.prime = Some(retry);
+    }
+
+    pub(crate) fn reader(&self) -> &Reader {
+        &self.reader
+    }
+
+    pub(crate) fn reader_mut(&mut self) -> &mut Reader {
+        &mut self.reader
+    }
+
+    fn priming_id(&self) -> EventId {
+        EventId::new(self.reader.stream(), 0)
+    }
+
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(bytes) = self.prelude.pop_front().or_else(|| self.early.take()) {
+            return Poll::Ready(Some(bytes));
+        }
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match self.poll_live(cx) {
+            Poll::Ready(frame) => {
+                if let Some(every) = self.keep_alive {
+                    self.due = Instant::now() + every;
+                    if let Some(timer) = &mut self.timer {
+                        timer.as_mut().reset(self.due);
+                    }
+                }
+                Poll::Ready(frame)
+            }
+            Poll::Pending => {
+                if let Some(retry) = self.prime.take() {
+                    // Nothing to say yet: the priming event goes alone, for the client to have
+                    // an id to resume from.
+                    return Poll::Ready(Some(priming(self.priming_id(), retry)));
+                }
+                self.poll_keep_alive(cx)
+            }
+        }
+    }
+
+    /// A keep-alive comment when one is due (S15).
+    fn poll_keep_alive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let Some(every) = self.keep_alive else {
+            return Poll::Pending;
+        };
+        let due = self.due;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if timer.as_mut().poll(cx).is_ready() {
+            self.due = Instant::now() + every;
+            timer.as_mut().reset(self.due);
+            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+        }
+        Poll::Pending
+    }
+
+    /// The stream's next frame: what is queued for this body, opened by the priming event if it
+    /// is still to be written; `Ready(None)` once the body has ended.
+    fn poll_live(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let with_id = self.reader.session().has_store();
+        let stream = self.reader.stream();
+        match self.reader.poll_take(cx, MAX_FRAME) {
+            Poll::Ready(Some(taken)) => {
+                let overhead = 32 * taken.count() + if self.prime.is_some() { 48 } else { 0 };
+                let mut out = BytesMut::with_capacity(taken.bytes + overhead);
+                if let Some(retry) = self.prime.take() {
+                    write_priming(&mut out, Some(self.priming_id()), retry);
+                }
+                for e in taken.iter() {
+                    let id = with_id.then(|| EventId::new(stream, e.index));
+                    frame(&mut out, id, &e.json);
+                }
+                Poll::Ready(Some(out.freeze()))
+            }
+            Poll::Ready(None) => {
+                self.ended = true;
+                self.reader.end();
+                match self.prime.take() {
+                    Some(retry) => Poll::Ready(Some(priming(self.priming_id(), retry))),
+                    None => Poll::Ready(None),
+                }
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Waits until the stream has something for this body to write, or nothing more to come
+    /// (over, replaced, or the session gone), and takes that first frame ahead of the first
+    /// poll: what the head of a reply waits for, so that the head and the answer leave in one
+    /// write.
+    pub(crate) async fn wait_first(&mut self) {
+        std::future::poll_fn(|cx| {
+            if self.ended || self.early.is_some() {
+                return Poll::Ready(());
+            }
+            self.poll_live(cx).map(|frame| self.early = frame)
+        })
+        .await;
+    }
+}

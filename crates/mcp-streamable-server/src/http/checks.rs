@@ -1,0 +1,43 @@
+//! The request headers every session-based method checks the same way (S6, S8), and who is
+//! asking.
+
+use http::HeaderMap;
+
+use crate::core::owner::SessionOwner;
+use crate::http::error::Reject;
+use crate::protocol::{
+    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, SUPPORTED_VERSIONS, accept,
+    is_valid_session_id,
+};
+
+/// The `MCP-Protocol-Version` header of a session-based request, checked (S8).
+pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reject> {
+    let Some(v) = accept::single(headers, &MCP_PROTOCOL_VERSION)
+        .map_err(|()| Reject::bad_request("malformed MCP-Protocol-Version header"))?
+    else {
+        return Ok(None);
+    };
+    match v.parse::<ProtocolVersion>() {
+        Ok(version) if !version.is_per_request() => Ok(Some(version)),
+        _ => Err(Reject::bad_request(format!(
+            "unsupported MCP-Protocol-Version {v:?}; supported: {}",
+            SUPPORTED_VERSIONS.join(", ")
+        ))),
+    }
+}
+
+/// The `Mcp-Session-Id` header, checked for form (S6).
+pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
+    match accept::single(headers, &MCP_SESSION_ID) {
+        Err(()) => Err(Reject::bad_request("malformed Mcp-Session-Id header")),
+        Ok(Some(id)) if !is_valid_session_id(id.as_bytes()) => Err(Reject::bad_request(
+            "malformed Mcp-Session-Id header: not visible ASCII",
+        )),
+        Ok(id) => Ok(id),
+    }
+}
+
+/// Who makes the request, as a layer in front of the service put it in the extensions.
+pub(crate) fn owner(parts: &http::request::Parts) -> Option<SessionOwner> {
+    parts.extensions.get::<SessionOwner>().cloned()
+}

@@ -1,0 +1,15 @@
+//! The HTTP edge: the service, origin checks, the POST of each family, GET, DELETE, the
+//! answers and their bodies. It validates each HTTP request, then talks to the session core
+//! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
+
+pub(crate) mod body;
+pub(crate) mod checks;
+pub(crate) mod error;
+pub(crate) mod get;
+pub(crate) mod modern;
+pub(crate) mod origin;
+pub(crate) mod post;
+pub(crate) mod read;
+pub(crate) mod reply;
+pub(crate) mod response_body;
+pub(crate) mod service;

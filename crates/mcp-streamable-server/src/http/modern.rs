@@ -1,0 +1,92 @@
+//! The per-request family of the 2026-07-28 protocol (M2-M6): no sessions, one request per
+//! POST, closing its stream cancels it.
+//!
+//! A per-request POST, once its `_meta` and headers are checked (`protocol::params`), is served
+//! by a connection of its own, like a stateless POST: the application's factory runs once per
+//! request and its [`ServerConnection`](crate::ServerConnection) ends with it. The reply is held
+//! until the application's first message for it, so that an error answer gets its status (M5):
+//! JSON if the response comes first, SSE if a notification does, or if nothing came for one
+//! keep-alive period (then the stream keeps the proxies awake, and a later error travels in it
+//! with status 200).
+
+use std::sync::Arc;
+
+use http::StatusCode;
+use mcp_jsonrpc::{Body, Message, code};
+
+use crate::core::reader::{JsonWait, OnEnd};
+use crate::core::session::Lifetime;
+use crate::core::{Context, Error, Session};
+use crate::http::body::SseBody;
+use crate::http::error::{Kind, Reject};
+use crate::http::reply;
+use crate::http::response_body::ResponseBody;
+use crate::protocol::ProtocolVersion;
+
+/// Serves one per-request POST (M2-M6), checked already, in `version`.
+pub(crate) async fn serve(
+    ctx: &Arc<Context>,
+    parts: http::request::Parts,
+    body: Body,
+    version: ProtocolVersion,
+) -> Result<http::Response<ResponseBody>, Reject> {
+    if body.messages().iter().any(Message::is_initialize) {
+        return Err(Reject::rpc(
+            code::METHOD_NOT_FOUND,
+            format!(
+                "initialize is not a method of protocol version {version}: send requests \
+                 directly, each with its params._meta"
+            ),
+        ));
+    }
+    let session = ctx.start_transient(parts, Lifetime::Request(version))?;
+    // Until the reply is settled, dropping this future (the client went away) cancels the
+    // request: the reader does it once it exists, this guard before.
+    let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
+    let begun = session.begin(&body, None, None, OnEnd::Cancel)?;
+    let reader = match begun.deliver(body).await {
+        Ok(reader) => reader,
+        Err(Error::SessionNotFound) => return Err(ended_without_answer()),
+        Err(other) => return Err(other.into()),
+    };
+    let Some(reader) = reader else {
+        // A notification: delivered; the connection ends once the application has read it.
+        return Ok(reply::empty(StatusCode::ACCEPTED));
+    };
+    let mut sse = SseBody::new(reader);
+    let first = match ctx.config.keep_alive {
+        Some(period) => tokio::time::timeout(period, sse.reader_mut().wait_json())
+            .await
+            .unwrap_or(Ok(None)),
+        None => sse.reader_mut().wait_json().await,
+    };
+    match first {
+        Ok(Some(mut responses)) => {
+            let response = responses.pop().unwrap_or_default();
+            Ok(reply::json_with_status(response))
+        }
+        Ok(None) => {
+            guard.0 = None;
+            Ok(reply::sse(sse))
+        }
+        Err(JsonWait::Closed | JsonWait::Moved) => Err(ended_without_answer()),
+    }
+}
+
+fn ended_without_answer() -> Reject {
+    Reject::new(
+        Kind::Internal,
+        "the server's application ended this request without answering it",
+    )
+}
+
+/// Cancels a per-request session's request when dropped, unless disarmed.
+struct CancelOnDrop(Option<Arc<Session>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take() {
+            session.cancel_detached();
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The answers the service builds: empty, JSON, or an SSE stream with the headers proxies need.
+
+use bytes::{Bytes, BytesMut};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+
+use crate::http::body::SseBody;
+use crate::http::response_body::ResponseBody;
+use crate::protocol::{MCP_SESSION_ID, X_ACCEL_BUFFERING, codes};
+
+pub(crate) const TEXT_EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+pub(crate) fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = status;
+    response
+}
+
+/// The responses to a POST's requests as one JSON document: an array for a batch (S4).
+pub(crate) fn json(responses: Vec<Bytes>, is_batch: bool) -> Response<ResponseBody> {
+    let bytes = if is_batch {
+        let mut out =
+            BytesMut::with_capacity(responses.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
+        out.extend_from_slice(b"[");
+        for (i, r) in responses.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b",");
+            }
+            out.extend_from_slice(r);
+        }
+        out.extend_from_slice(b"]");
+        out.freeze()
+    } else {
+        responses.into_iter().next().unwrap_or_default()
+    };
+    let mut response = Response::new(ResponseBody::full(bytes));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, APPLICATION_JSON);
+    response
+}
+
+/// A per-request reply as JSON, with the status its error calls for (M5).
+pub(crate) fn json_with_status(response: Bytes) -> Response<ResponseBody> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        error: Option<ErrorCode>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ErrorCode {
+        code: i64,
+    }
+    let status = serde_json::from_slice::<Answer>(&response)
+        .ok()
+        .and_then(|a| a.error)
+        .and_then(|e| codes::status_of(e.code))
+        .unwrap_or(StatusCode::OK);
+    let mut reply = json(vec![response], false);
+    *reply.status_mut() = status;
+    reply
+}
+
+/// An SSE response with the headers proxies need to pass it on unbuffered (S15).
+pub(crate) fn sse(body: SseBody) -> Response<ResponseBody> {
+    let session_id = body.reader().session().id_header.clone();
+    let mut response = Response::new(ResponseBody::sse(body));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, TEXT_EVENT_STREAM);
+    headers.insert(
+        CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    if let Some(value) = session_id {
+        headers.insert(MCP_SESSION_ID, value);
+    }
+    response
+}

@@ -1,0 +1,60 @@
+//! The MCP-over-HTTP vocabulary of the server: pure, no I/O, no session. What the server and
+//! client share comes from `mcp-streamable-protocol`; what only a server reads or writes
+//! (event ids, `Accept`, the checks of `initialize` and of the per-request `_meta`) is here.
+
+pub(crate) mod accept;
+mod event_id;
+pub(crate) mod initialize;
+pub(crate) mod params;
+
+pub(crate) use event_id::EventId;
+pub use mcp_streamable_protocol::ProtocolVersion;
+pub use mcp_streamable_protocol::codes;
+pub use mcp_streamable_protocol::headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+};
+pub(crate) use mcp_streamable_protocol::headers::{X_ACCEL_BUFFERING, is_valid_session_id};
+pub(crate) use mcp_streamable_protocol::{decode_header_value, is_per_request_date, meta};
+
+/// The protocol revisions of the session-based family this server speaks, oldest first: the
+/// dates of [`ProtocolVersion::SESSION`].
+pub const SUPPORTED_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The protocol revisions of the per-request family (2026-07-28 and later) this server speaks,
+/// oldest first: the dates of [`ProtocolVersion::PER_REQUEST`].
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// A refusal the protocol itself defines: a JSON-RPC error code, a message, maybe `data`.
+#[derive(Debug)]
+pub(crate) struct RpcError {
+    pub(crate) code: i64,
+    pub(crate) message: String,
+    pub(crate) data: Option<Box<mcp_jsonrpc::RawValue>>,
+}
+
+impl RpcError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub(crate) fn with_data(mut self, data: Option<Box<mcp_jsonrpc::RawValue>>) -> Self {
+        self.data = data;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_lists_are_the_dates_of_the_families() {
+        let dates = |vs: &[ProtocolVersion]| vs.iter().map(|v| v.as_str()).collect::<Vec<_>>();
+        assert_eq!(SUPPORTED_VERSIONS, dates(ProtocolVersion::SESSION));
+        assert_eq!(MODERN_VERSIONS, dates(ProtocolVersion::PER_REQUEST));
+    }
+}
