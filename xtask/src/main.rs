@@ -17,13 +17,17 @@
 //! - `cargo xtask help`: the usage text.
 //!
 //! `cargo test -p xtask` also runs the tidy tests (`src/tidy.rs`), which keep the source tree
-//! clean: no leftover debugging macros, no trailing whitespace, documented crates.
+//! clean: no leftover debugging macros, no trailing whitespace, documented crates; and
+//! `src/layers.rs`, which keeps each layered crate's imports running one way, without import
+//! circles of more than two files.
 
 mod bench;
 mod ci;
 mod cmd;
 mod conformance;
 mod interop;
+#[cfg(test)]
+mod layers;
 mod peer;
 mod select;
 #[cfg(test)]

@@ -6,8 +6,7 @@ use crate::core::error::Error;
 use crate::core::event_store::{ReplayError, StoredEvent};
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::{Session, wake};
-use crate::core::state::{STANDALONE, Stream};
-use crate::core::store_writer::StoreOp;
+use crate::core::state::{STANDALONE, StoreOp, Stream};
 use crate::protocol::EventId;
 
 /// A new reader of the standalone stream.

@@ -3,16 +3,18 @@
 //! edge (`crate::http`) reaches it only through [`Context`] and [`Session`]'s API, and maps its
 //! [`Error`]s to statuses.
 //!
-//! - [`context`]: what a service's sessions share (config, clock, sessions, application);
-//! - [`start`], [`sessions`]: starting sessions, finding them, the cap, the reaper;
-//! - [`session`], [`lifecycle`], [`attach`]: one session's API (begin a POST, send, attach
-//!   the standalone stream, resume, close, cancel);
+//! - [`context`]: what a service's sessions share (config, clock, the sessions with their
+//!   cap and reaper);
+//! - [`start`]: starting sessions and finding them;
+//! - [`session`], [`begin`], [`lifecycle`], [`attach`]: one session's API (send, begin a
+//!   POST, close, cancel, attach the standalone stream, resume);
 //! - [`state`], [`queue`], [`reader`]: what a session holds, and how readers take it;
 //! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
 //!   outside the session's lock;
 //! - [`connection`]: the application's side.
 
 pub(crate) mod attach;
+pub(crate) mod begin;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod context;
@@ -24,7 +26,6 @@ pub(crate) mod queue;
 pub(crate) mod reader;
 pub(crate) mod session;
 pub(crate) mod session_store;
-pub(crate) mod sessions;
 pub(crate) mod start;
 pub(crate) mod state;
 pub(crate) mod store_writer;

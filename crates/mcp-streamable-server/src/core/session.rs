@@ -5,22 +5,18 @@
 //! await. The event store is written in the order of the sends by the session's store writer
 //! (`store_writer`), outside the lock.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
 use bytes::Bytes;
-use mcp_jsonrpc::{Body, Id, Message};
+use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{ErrorKind, Outgoing};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 
 use crate::core::context::Context;
-use crate::core::error::Error;
 use crate::core::event_store::EventStore;
-use crate::core::reader::{OnEnd, Reader};
-use crate::core::state::{Entry, STANDALONE, State, Stream};
-use crate::core::store_writer::StoreOp;
+use crate::core::state::{Entry, Incoming, STANDALONE, State, StoreOp, Stream};
 use crate::protocol::{ProtocolVersion, initialize};
 
 pub(crate) struct Session {
@@ -59,56 +55,6 @@ pub(crate) enum Lifetime {
     Post,
     /// One request of the per-request (2026-07-28) family, in this protocol version (M6).
     Request(ProtocolVersion),
-}
-
-/// The channel of a session's messages to its application. Boxed: a channel allocates its
-/// first block of 32 slots up front, and 32 messages take 2.3 KiB where 32 boxes take 256 bytes,
-/// which idle sessions would otherwise each hold.
-pub(crate) type Incoming = mpsc::Sender<Box<Message>>;
-
-/// A session's channel to its application, holding at most `capacity` messages.
-pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Message>>) {
-    mpsc::channel(capacity)
-}
-
-/// What a POST needs to go on, from [`Session::begin`].
-pub(crate) struct Begun {
-    incoming: Incoming,
-    /// The session, when this POST must write the store (the stream's opening) before it
-    /// answers.
-    write_store: Option<Arc<Session>>,
-    /// The reader of the stream registered for the body's requests; `None` for a body without
-    /// requests.
-    pub(crate) reader: Option<Reader>,
-    /// Whether the stream opens with a priming event (S14).
-    pub(crate) prime: bool,
-}
-
-impl Begun {
-    /// Hands the body's messages to the application, waiting while its channel is full.
-    pub(crate) async fn deliver(mut self, body: Body) -> Result<Option<Reader>, Error> {
-        if let Some(session) = self.write_store.take() {
-            session.write_store().await;
-        }
-        for message in body {
-            self.incoming
-                .send(Box::new(message))
-                .await
-                .map_err(|_| Error::SessionNotFound)?;
-        }
-        Ok(self.reader.take())
-    }
-}
-
-impl Drop for Begun {
-    /// A POST that leaves before delivering still hands its turn at the store on.
-    fn drop(&mut self) {
-        if let Some(session) = self.write_store.take()
-            && let Ok(handle) = tokio::runtime::Handle::try_current()
-        {
-            handle.spawn(async move { session.write_store().await });
-        }
-    }
 }
 
 /// How the streams of a closing session end.
@@ -245,79 +191,6 @@ impl Session {
 
     pub(crate) fn has_inflight(&self) -> bool {
         !self.lock().inflight.is_empty()
-    }
-
-    /// Accepts the messages of a POST, under one lock: checks that the session lives, that a
-    /// batch is allowed in its version (S9, with `header_version` when the request names one,
-    /// S8), that no request id is already in flight or twice in the body (S19), then registers
-    /// a stream for the requests (S10) and decides whether it opens with a priming event (S14):
-    /// for an `initialize`, by the version it asks for (`requested`).
-    pub(crate) fn begin(
-        self: &Arc<Self>,
-        body: &Body,
-        header_version: Option<ProtocolVersion>,
-        requested: Option<ProtocolVersion>,
-        on_end: OnEnd,
-    ) -> Result<Begun, Error> {
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let incoming = match &st.incoming {
-            Some(tx) if !st.closed => tx.clone(),
-            _ => return Err(Error::SessionNotFound),
-        };
-        let version = header_version.unwrap_or(st.version);
-        if body.is_batch() && !version.supports_batches() {
-            return Err(Error::BatchNotAllowed(version));
-        }
-        let count = check_ids(body, st)?;
-        if count == 0 {
-            return Ok(Begun {
-                incoming,
-                write_store: None,
-                reader: None,
-                prime: false,
-            });
-        }
-        let initialize = body
-            .messages()
-            .iter()
-            .find(|m| m.is_initialize())
-            .and_then(Message::request_id);
-        let prime = match initialize {
-            // This very request negotiates the version, so what its stream can carry depends on
-            // what the client asked for: a client asking for 2025-11-25 reads priming events,
-            // whatever the application then settles on.
-            Some(_) => self.has_store() && requested.is_some_and(ProtocolVersion::primes),
-            None => self.primes(st),
-        };
-        if let Some(id) = initialize {
-            st.init_request = Some(id.clone());
-        }
-        let stream = st.next_stream;
-        st.next_stream += 1;
-        let generation = st.new_generation();
-        // Index 0 is the priming event's (S14).
-        let mut s = Stream::new(false, u64::from(prime));
-        s.attach(generation);
-        s.pending = count;
-        st.streams.insert(stream, s);
-        for id in body.messages().iter().filter_map(Message::request_id) {
-            st.inflight.insert(id.clone(), stream);
-        }
-        // The store learns of the stream, so that its priming id resumes it on any node.
-        let write_store =
-            (prime && st.store_queue.push(StoreOp::Opened { stream })).then(|| Arc::clone(self));
-        Ok(Begun {
-            incoming,
-            write_store,
-            reader: Some(Reader::new(
-                Arc::clone(self),
-                stream,
-                Some(generation),
-                on_end,
-            )),
-            prime,
-        })
     }
 
     /// Routes one outgoing message to its stream (S10), queues it for the event store if there
@@ -487,24 +360,6 @@ impl Session {
         let waker = self.lock().disconnect(STANDALONE);
         wake(waker.flatten());
     }
-}
-
-/// S19: the number of requests in `body`, once none of their ids is in flight or twice in the
-/// body. Linear: a batch of any size is checked with one set.
-fn check_ids(body: &Body, st: &State) -> Result<usize, Error> {
-    let mut ids = body.messages().iter().filter_map(Message::request_id);
-    let mut seen: Option<HashSet<&Id>> = None;
-    let mut count = 0;
-    for id in ids.by_ref() {
-        if st.inflight.contains_key(id) {
-            return Err(Error::DuplicateRequestId(id.clone()));
-        }
-        if body.is_batch() && !seen.get_or_insert_with(HashSet::new).insert(id) {
-            return Err(Error::DuplicateRequestId(id.clone()));
-        }
-        count += 1;
-    }
-    Ok(count)
 }
 
 pub(crate) fn wake(waker: Option<Waker>) {

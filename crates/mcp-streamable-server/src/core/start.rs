@@ -1,4 +1,5 @@
-//! Starting sessions: one per `initialize` (S6, S18), or one for a single POST or request.
+//! Starting sessions: one per `initialize` (S6, S18), or one for a single POST or request;
+//! each with the connection its application is to be handed.
 
 use std::sync::Arc;
 
@@ -8,8 +9,9 @@ use crate::core::connection::ServerConnection;
 use crate::core::context::Context;
 use crate::core::error::Error;
 use crate::core::owner::SessionOwner;
-use crate::core::session::{Ending, Lifetime, Session, incoming_channel};
+use crate::core::session::{Ending, Lifetime, Session};
 use crate::core::session_store::SessionRecord;
+use crate::core::state::incoming_channel;
 
 impl Context {
     /// S6: a new session, from a valid `initialize` (its JSON, for the session store). The
@@ -17,10 +19,9 @@ impl Context {
     /// (S18). At the cap, the least recently used idle session is evicted to make room.
     pub(crate) async fn start_session(
         self: &Arc<Self>,
-        parts: http::request::Parts,
         owner: Option<&SessionOwner>,
         initialize: Bytes,
-    ) -> Result<Arc<Session>, Error> {
+    ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new sessions")?;
         let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
@@ -48,12 +49,8 @@ impl Context {
         }
         self.sessions.start_reaper(self);
         tracing::debug!(parent: &session.span, "session started");
-        self.start(
-            ServerConnection::new(rx, Arc::clone(&session)),
-            parts,
-            session.span.clone(),
-        );
-        Ok(session)
+        let connection = ServerConnection::new(rx, Arc::clone(&session));
+        Ok((session, connection))
     }
 
     /// Starts the application for a session that lives for one POST (stateless mode) or one
@@ -61,19 +58,14 @@ impl Context {
     /// see.
     pub(crate) fn start_transient(
         self: &Arc<Self>,
-        parts: http::request::Parts,
         lifetime: Lifetime,
-    ) -> Result<Arc<Session>, Error> {
+    ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new requests")?;
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
         let session = Session::new(Arc::from(""), Arc::clone(self), tx, lifetime, None);
         self.sessions.insert_transient(&session);
-        self.start(
-            ServerConnection::new(rx, Arc::clone(&session)),
-            parts,
-            session.span.clone(),
-        );
-        Ok(session)
+        let connection = ServerConnection::new(rx, Arc::clone(&session));
+        Ok((session, connection))
     }
 
     /// The session named `id`, for a request made by `owner`: `None` when it is not here, or

@@ -10,9 +10,9 @@ use std::collections::{HashMap, VecDeque};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;
-use mcp_jsonrpc::Id;
+use mcp_jsonrpc::{Id, Message};
+use tokio::sync::mpsc;
 
-use crate::core::store_writer::StoreQueue;
 use crate::protocol::ProtocolVersion;
 
 /// The standalone stream, read by GET (S10). Request streams are numbered from 1.
@@ -194,12 +194,87 @@ impl Stream {
     }
 }
 
+/// The channel of a session's messages to its application. Boxed: a channel allocates its
+/// first block of 32 slots up front, and 32 messages take 2.3 KiB where 32 boxes take 256 bytes,
+/// which idle sessions would otherwise each hold.
+pub(crate) type Incoming = mpsc::Sender<Box<Message>>;
+
+/// A session's channel to its application, holding at most `capacity` messages.
+pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Message>>) {
+    mpsc::channel(capacity)
+}
+
+/// One write to the event store.
+pub(crate) enum StoreOp {
+    Append {
+        stream: u64,
+        index: u64,
+        json: Bytes,
+    },
+    Finished {
+        stream: u64,
+    },
+    Opened {
+        stream: u64,
+    },
+}
+
+/// The writes still to be made, and how far the writer has come.
+#[derive(Default)]
+pub(crate) struct StoreQueue {
+    ops: VecDeque<StoreOp>,
+    /// A writer is at work on the queue.
+    writing: bool,
+    /// Writes ever queued, and ever made (or given up on): the watermarks.
+    queued: u64,
+    written: u64,
+}
+
+impl StoreQueue {
+    /// Queues `op`; true when the caller must become the writer.
+    pub(crate) fn push(&mut self, op: StoreOp) -> bool {
+        self.ops.push_back(op);
+        self.queued += 1;
+        !std::mem::replace(&mut self.writing, true)
+    }
+
+    /// The next write for the writer; `None` ends its turn.
+    pub(crate) fn next(&mut self) -> Option<StoreOp> {
+        let op = self.ops.pop_front();
+        if op.is_none() {
+            self.writing = false;
+        }
+        op
+    }
+
+    /// The watermark of everything queued so far.
+    pub(crate) fn queued(&self) -> u64 {
+        self.queued
+    }
+
+    /// Gives up on what is queued: counted as written, so that no one waits for it.
+    pub(crate) fn abandon(&mut self) {
+        self.ops.clear();
+        self.written = self.queued;
+        self.writing = false;
+    }
+
+    /// One write made (or given up on).
+    pub(crate) fn written_one(&mut self) {
+        self.written += 1;
+    }
+
+    pub(crate) fn has_written(&self, watermark: u64) -> bool {
+        self.written >= watermark
+    }
+}
+
 pub(crate) struct State {
     pub(crate) closed: bool,
     /// The negotiated protocol version, once the initialize result told it.
     pub(crate) version: ProtocolVersion,
     pub(crate) init_request: Option<Id>,
-    pub(crate) incoming: Option<super::session::Incoming>,
+    pub(crate) incoming: Option<Incoming>,
     pub(crate) next_stream: u64,
     pub(crate) streams: HashMap<u64, Stream>,
     /// Requests in flight: which stream their response goes on.
@@ -212,7 +287,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn new(version: ProtocolVersion, incoming: super::session::Incoming) -> Self {
+    pub(crate) fn new(version: ProtocolVersion, incoming: Incoming) -> Self {
         State {
             closed: false,
             version,

@@ -7,72 +7,10 @@
 //! remote store, a session's messages do not wait one round trip each behind a lock. Whoever
 //! needs the store to have caught up (a resumption, the session's end) waits for a watermark.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::core::session::Session;
-
-/// One write to the event store.
-pub(crate) enum StoreOp {
-    Append {
-        stream: u64,
-        index: u64,
-        json: Bytes,
-    },
-    Finished {
-        stream: u64,
-    },
-    Opened {
-        stream: u64,
-    },
-}
-
-/// The writes still to be made, and how far the writer has come.
-#[derive(Default)]
-pub(crate) struct StoreQueue {
-    ops: VecDeque<StoreOp>,
-    /// A writer is at work on the queue.
-    writing: bool,
-    /// Writes ever queued, and ever made (or given up on): the watermarks.
-    queued: u64,
-    written: u64,
-}
-
-impl StoreQueue {
-    /// Queues `op`; true when the caller must become the writer.
-    pub(crate) fn push(&mut self, op: StoreOp) -> bool {
-        self.ops.push_back(op);
-        self.queued += 1;
-        !std::mem::replace(&mut self.writing, true)
-    }
-
-    /// The next write for the writer; `None` ends its turn.
-    fn next(&mut self) -> Option<StoreOp> {
-        let op = self.ops.pop_front();
-        if op.is_none() {
-            self.writing = false;
-        }
-        op
-    }
-
-    /// The watermark of everything queued so far.
-    pub(crate) fn queued(&self) -> u64 {
-        self.queued
-    }
-
-    /// Gives up on what is queued: counted as written, so that no one waits for it.
-    fn abandon(&mut self) {
-        self.ops.clear();
-        self.written = self.queued;
-        self.writing = false;
-    }
-
-    pub(crate) fn has_written(&self, watermark: u64) -> bool {
-        self.written >= watermark
-    }
-}
+use crate::core::state::StoreOp;
 
 impl Session {
     /// Writes the queue to the store until it is empty: called by the send that became the
@@ -101,7 +39,7 @@ impl Session {
                 StoreOp::Finished { stream } => store.stream_finished(&self.id, stream).await,
                 StoreOp::Opened { stream } => store.stream_opened(&self.id, stream).await,
             }
-            self.lock().store_queue.written += 1;
+            self.lock().store_queue.written_one();
             self.store_progress.notify_waiters();
         }
     }
@@ -129,7 +67,7 @@ impl Drop for Turn {
         let Some(session) = self.0.take() else {
             return;
         };
-        session.lock().store_queue.written += 1;
+        session.lock().store_queue.written_one();
         session.store_progress.notify_waiters();
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {

@@ -2,6 +2,7 @@
 //! answers and their bodies. It validates each HTTP request, then talks to the session core
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
 
+pub(crate) mod app;
 pub(crate) mod body;
 pub(crate) mod checks;
 pub(crate) mod error;

@@ -16,7 +16,8 @@ use mcp_jsonrpc::{Body, Message, code};
 
 use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::Lifetime;
-use crate::core::{Context, Error, Session};
+use crate::core::{Error, Session};
+use crate::http::app::Server;
 use crate::http::body::SseBody;
 use crate::http::error::{Kind, Reject};
 use crate::http::reply;
@@ -25,7 +26,7 @@ use crate::protocol::ProtocolVersion;
 
 /// Serves one per-request POST (M2-M6), checked already, in `version`.
 pub(crate) async fn serve(
-    ctx: &Arc<Context>,
+    server: &Server,
     parts: http::request::Parts,
     body: Body,
     version: ProtocolVersion,
@@ -39,7 +40,8 @@ pub(crate) async fn serve(
             ),
         ));
     }
-    let session = ctx.start_transient(parts, Lifetime::Request(version))?;
+    let (session, connection) = server.ctx.start_transient(Lifetime::Request(version))?;
+    server.start(connection, parts, session.span.clone());
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
@@ -54,7 +56,7 @@ pub(crate) async fn serve(
         return Ok(reply::empty(StatusCode::ACCEPTED));
     };
     let mut sse = SseBody::new(reader);
-    let first = match ctx.config.keep_alive {
+    let first = match server.ctx.config.keep_alive {
         Some(period) => tokio::time::timeout(period, sse.reader_mut().wait_json())
             .await
             .unwrap_or(Ok(None)),

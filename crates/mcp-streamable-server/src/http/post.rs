@@ -12,7 +12,8 @@ use tracing::Instrument;
 use crate::core::config::{Eras, Mode};
 use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::{Ending, Lifetime};
-use crate::core::{Context, Error, Session};
+use crate::core::{Error, Session};
+use crate::http::app::Server;
 use crate::http::body::SseBody;
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
@@ -25,7 +26,7 @@ use crate::protocol::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, acc
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 pub(crate) async fn handle<B>(
-    ctx: &Arc<Context>,
+    server: &Server,
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject>
 where
@@ -33,6 +34,7 @@ where
     B::Data: Buf + Send,
     B::Error: Into<BoxError>,
 {
+    let ctx = &server.ctx;
     let (parts, body) = request.into_parts();
     let accepts = accept::accepts(&parts.headers);
     if !(accepts.json && accepts.event_stream) {
@@ -66,7 +68,7 @@ where
     let served = match params::classify(eras != Eras::LegacyOnly, header_version, &body) {
         Era::PerRequest(params) => {
             match params::validate(eras != Eras::ModernOnly, &parts.headers, &body, params) {
-                Ok(version) => modern::serve(ctx, parts, body, version).await,
+                Ok(version) => modern::serve(server, parts, body, version).await,
                 Err(err) => Err(err.into()),
             }
         }
@@ -76,7 +78,7 @@ where
             // they return at once.
             let version = checks::protocol_version(&parts.headers)?;
             checks::session_id(&parts.headers)?;
-            dispatch(ctx, parts, body, version).await
+            dispatch(server, parts, body, version).await
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
@@ -96,13 +98,14 @@ fn check_batch_size(body: &Body, max: usize) -> Result<(), Reject> {
 }
 
 async fn dispatch(
-    ctx: &Arc<Context>,
+    server: &Server,
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
 ) -> Result<Response<ResponseBody>, Reject> {
+    let ctx = &server.ctx;
     if ctx.config.mode == Mode::Stateless {
-        return serve_stateless(ctx, parts, body, version).await;
+        return serve_stateless(server, parts, body, version).await;
     }
     let owner = owner(&parts);
     // The session the POST names, if any.
@@ -115,7 +118,7 @@ async fn dispatch(
         None if initialize && body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
         )),
-        None if initialize => start_session(ctx, parts, body, version).await,
+        None if initialize => start_session(server, parts, body, version).await,
         None => Err(Reject::bad_request(
             "missing Mcp-Session-Id header: only an initialize request may be sent without one",
         )),
@@ -162,7 +165,7 @@ fn refused_sessions(body: &Body, header: Option<&str>) -> Reject {
 /// S6: a new session from a valid initialize request. Nothing is registered before the request
 /// has passed every check (S18).
 async fn start_session(
-    ctx: &Arc<Context>,
+    server: &Server,
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
@@ -172,12 +175,13 @@ async fn start_session(
     };
     let requested = initialize::validate(init)
         .map_err(|why| Reject::invalid(code::INVALID_PARAMS, why.reason()))?;
-    let record = match ctx.config.session_store {
+    let record = match server.ctx.config.session_store {
         Some(_) => Bytes::from(Message::Request(init.clone()).to_vec()),
         None => Bytes::new(),
     };
     let owner = owner(&parts);
-    let session = ctx.start_session(parts, owner.as_ref(), record).await?;
+    let (session, connection) = server.ctx.start_session(owner.as_ref(), record).await?;
+    server.start(connection, parts, session.span.clone());
     let mut response = serve(&session, body, version, requested, OnEnd::Keep)
         .instrument(session.span.clone())
         .await?;
@@ -189,12 +193,13 @@ async fn start_session(
 
 /// S20: a session for this POST alone.
 async fn serve_stateless(
-    ctx: &Arc<Context>,
+    server: &Server,
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let session = ctx.start_transient(parts, Lifetime::Post)?;
+    let (session, connection) = server.ctx.start_transient(Lifetime::Post)?;
+    server.start(connection, parts, session.span.clone());
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still
     // reads what was delivered, then sees the end.

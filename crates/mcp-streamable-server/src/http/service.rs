@@ -15,6 +15,7 @@ use crate::core::Context;
 use crate::core::config::{Config, Eras, Mode};
 use crate::core::connection::ServerConnection;
 use crate::core::session::Ending;
+use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::response_body::ResponseBody;
 use crate::http::{get, origin, post};
@@ -92,14 +93,14 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 /// In axum, mount it with `Router::new().route_service("/mcp", service)`.
 #[derive(Clone)]
 pub struct StreamableHttpService {
-    ctx: Arc<Context>,
+    server: Arc<Server>,
 }
 
 impl fmt::Debug for StreamableHttpService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamableHttpService")
-            .field("config", &self.ctx.config)
-            .field("sessions", &self.ctx.sessions.len())
+            .field("config", &self.server.ctx.config)
+            .field("sessions", &self.server.ctx.sessions.len())
             .finish()
     }
 }
@@ -111,29 +112,35 @@ impl StreamableHttpService {
         F: Fn(ServerConnection, http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        let factory = Box::new(move |conn, parts| {
+            Box::pin(factory(conn, detach(parts))) as Pin<Box<dyn Future<Output = ()> + Send>>
+        });
         StreamableHttpService {
-            ctx: Arc::new(Context::new(
-                config,
-                Box::new(move |conn, parts| Box::pin(factory(conn, detach(parts)))),
-            )),
+            server: Arc::new(Server::new(Context::new(config), factory)),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        &self.ctx.config
+        &self.server.ctx.config
     }
 
     /// The number of live sessions.
     pub fn session_count(&self) -> usize {
-        self.ctx.sessions.len()
+        self.server.ctx.sessions.len()
     }
 
     /// The bytes of outgoing messages waiting in the sessions' outboxes for slow or absent
     /// readers, summed over the live sessions: what [`Config::max_buffered_bytes`] bounds per
     /// session (S22). Event stores keep their own count. Useful for monitoring.
     pub fn buffered_bytes(&self) -> usize {
-        self.ctx.sessions.all().iter().map(|s| s.buffered()).sum()
+        self.server
+            .ctx
+            .sessions
+            .all()
+            .iter()
+            .map(|s| s.buffered())
+            .sum()
     }
 
     /// Serves one request.
@@ -143,7 +150,8 @@ impl StreamableHttpService {
         B::Data: Buf + Send,
         B::Error: Into<BoxError>,
     {
-        let ctx = &self.ctx;
+        let server = &*self.server;
+        let ctx = &server.ctx;
         let config = &ctx.config;
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
@@ -162,7 +170,7 @@ impl StreamableHttpService {
                 request.uri().authority().map(|a| a.as_str()),
             )?;
             match *request.method() {
-                Method::POST => post::handle(ctx, request).await,
+                Method::POST => post::handle(server, request).await,
                 Method::GET if sessions => get::handle_get(ctx, request).await,
                 Method::DELETE if sessions => get::handle_delete(ctx, request).await,
                 ref other => Err(Reject::new(
@@ -183,7 +191,8 @@ impl StreamableHttpService {
     /// session is closed; what was sent by then is still written to the readers that are
     /// connected. Returns as soon as nothing is in flight.
     pub async fn shutdown(&self, grace: Duration) {
-        let ctx = &self.ctx;
+        let server = &*self.server;
+        let ctx = &server.ctx;
         ctx.begin_shutdown();
         for session in ctx.sessions.all() {
             session.end_standalone();
@@ -300,7 +309,7 @@ mod tests {
                 .unwrap()
                 .to_owned();
             response.into_body().collect().await.unwrap();
-            let session = service.ctx.sessions.get(&sid).unwrap();
+            let session = service.server.ctx.sessions.get(&sid).unwrap();
             for i in 1..=3 {
                 let before = session.locks.load(Ordering::Relaxed);
                 let ping = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
@@ -340,14 +349,14 @@ mod tests {
                 let response = service.handle(post(None, body.into())).await;
                 response.into_body().collect().await.unwrap();
                 settle().await;
-                assert_eq!(service.ctx.sessions.all_with_transient().len(), 0);
+                assert_eq!(service.server.ctx.sessions.all_with_transient().len(), 0);
             }
             // An SSE answer holds its session until the body ends.
             let response = service.handle(post(None, bodies[0].into())).await;
             let held = usize::from(!json_mode);
-            assert_eq!(service.ctx.sessions.all_with_transient().len(), held);
+            assert_eq!(service.server.ctx.sessions.all_with_transient().len(), held);
             drop(response);
-            assert_eq!(service.ctx.sessions.all_with_transient().len(), 0);
+            assert_eq!(service.server.ctx.sessions.all_with_transient().len(), 0);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod app;
 mod bad_input;
+mod core_defects;
 mod harness;
 mod idle;
 mod lifecycle;
