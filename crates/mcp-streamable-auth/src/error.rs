@@ -1,5 +1,6 @@
 //! The errors of this crate: a verifier's [`TokenError`], the guard's [`Refusal`] (which knows
-//! its HTTP response), [`ConfigError`] for settings refused at build time.
+//! its HTTP response), [`ConfigError`] for settings refused at build time and, with the `jwt`
+//! feature, [`JwksError`] for a key set that could not be fetched.
 
 use std::{error::Error, fmt};
 
@@ -321,7 +322,8 @@ pub(crate) fn push_quoted(out: &mut String, text: &str) {
     out.push('"');
 }
 
-/// A setting refused when building a [`Guard`](crate::Guard).
+/// A setting refused when building a [`Guard`](crate::Guard) or, with the `jwt` feature, a
+/// [`JwtVerifier`](crate::jwt::JwtVerifier).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -352,6 +354,13 @@ pub enum ConfigError {
     },
     /// A value would make an invalid header (a control character in a name or URL).
     InvalidHeaderValue,
+    /// The JWKS URL is not an absolute `http` or `https` URL.
+    InvalidJwksUrl,
+    /// The JWKS URL is plain `http` to a host other than the loopback: keys fetched that way
+    /// could be replaced by anyone on the path.
+    InsecureJwksUrl,
+    /// The TLS client could not be set up.
+    Tls,
 }
 
 impl fmt::Display for ConfigError {
@@ -374,11 +383,87 @@ impl fmt::Display for ConfigError {
                 write!(f, "required scope {scope:?} is not in scopes_supported")
             }
             ConfigError::InvalidHeaderValue => f.write_str("value not allowed in a header"),
+            ConfigError::InvalidJwksUrl => f.write_str("jwks url is not an http or https url"),
+            ConfigError::InsecureJwksUrl => {
+                f.write_str("jwks url is plain http to a host other than the loopback")
+            }
+            ConfigError::Tls => f.write_str("tls client could not be set up"),
         }
     }
 }
 
 impl Error for ConfigError {}
+
+/// Why the authorization server's key set (JWKS) could not be used.
+///
+/// A verifier that meets this error keeps the keys it has; a token it cannot check for want of
+/// keys gets [`TokenErrorKind::Unavailable`] with this error as the source.
+#[cfg(feature = "jwt")]
+#[derive(Debug)]
+pub struct JwksError {
+    kind: JwksErrorKind,
+    source: Option<BoxError>,
+}
+
+/// The reason for a [`JwksError`].
+#[cfg(feature = "jwt")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JwksErrorKind {
+    /// The request failed: connection, TLS, protocol.
+    Request,
+    /// No complete answer within the fetch timeout.
+    Timeout,
+    /// The answer's status was not 200.
+    Status {
+        /// The status received.
+        status: u16,
+    },
+    /// The document is larger than the limit.
+    TooLarge,
+    /// The document is not a JSON key set.
+    Parse,
+    /// The document holds no key usable for verifying signatures.
+    NoUsableKeys,
+}
+
+#[cfg(feature = "jwt")]
+impl JwksError {
+    pub(crate) fn new(kind: JwksErrorKind) -> JwksError {
+        JwksError { kind, source: None }
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> JwksError {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The reason.
+    pub fn kind(&self) -> JwksErrorKind {
+        self.kind
+    }
+}
+
+#[cfg(feature = "jwt")]
+impl fmt::Display for JwksError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            JwksErrorKind::Request => f.write_str("jwks request failed"),
+            JwksErrorKind::Timeout => f.write_str("jwks fetch timed out"),
+            JwksErrorKind::Status { status } => write!(f, "jwks answered with status {status}"),
+            JwksErrorKind::TooLarge => f.write_str("jwks document larger than the limit"),
+            JwksErrorKind::Parse => f.write_str("jwks document is not a json key set"),
+            JwksErrorKind::NoUsableKeys => f.write_str("jwks document has no usable signing key"),
+        }
+    }
+}
+
+#[cfg(feature = "jwt")]
+impl Error for JwksError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
+    }
+}
 
 #[cfg(test)]
 mod tests {

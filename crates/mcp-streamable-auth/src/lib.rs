@@ -11,6 +11,8 @@
 //! - [`RequireBearer`] is the tower middleware that does both in front of any
 //!   `Service<http::Request<B>>`: an MCP server, an axum router. A handler finds the
 //!   [`Principal`] in the request's extensions.
+//! - With the `jwt` feature, [`jwt::JwtVerifier`] verifies JWT access tokens against the
+//!   authorization server's key set (JWKS): issuer, audience, expiry, signature.
 //!
 //! A server binds each session to [`Principal::key`] and treats a session used with another
 //! principal's token as unknown.
@@ -95,6 +97,11 @@
 //! # Ok::<(), mcp_streamable_auth::ConfigError>(())
 //! ```
 //!
+//! # Features
+//!
+//! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and
+//!   hyper-util's client (https through rustls) for the key set.
+//!
 //! # What is left to the server
 //!
 //! CORS for the MCP endpoint itself (a browser client needs `Access-Control-Expose-Headers:
@@ -106,12 +113,16 @@
 
 mod error;
 mod guard;
+#[cfg(feature = "jwt")]
+pub mod jwt;
 mod layer;
 mod metadata;
 mod principal;
 mod verifier;
 
 pub use error::{ConfigError, Refusal, RefusalKind, TokenError, TokenErrorKind};
+#[cfg(feature = "jwt")]
+pub use error::{JwksError, JwksErrorKind};
 pub use guard::{Guard, GuardBuilder, MAX_TOKEN_BYTES};
 pub use layer::{RequireBearer, RequireBearerLayer, ResponseBody, ResponseFuture};
 pub use metadata::{MetadataService, ResourceMetadata, WELL_KNOWN_PREFIX};

@@ -16,8 +16,8 @@ pub type VerifyFuture<'a> =
 /// resource URL ([`TokenErrorKind::WrongAudience`](crate::TokenErrorKind::WrongAudience)
 /// otherwise). Scopes are the guard's business: report them in [`Principal::scopes`].
 ///
-/// A JWT verifier, token introspection, a database of API keys: anything fits here.
-///
+/// The `jwt` feature brings [`JwtVerifier`](crate::jwt::JwtVerifier); anything else (token
+/// introspection, a database of API keys) fits here:
 ///
 /// ```
 /// use mcp_streamable_auth::{Principal, TokenError, TokenErrorKind, TokenVerifier, VerifyFuture};
