@@ -47,8 +47,9 @@ pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
 /// Keys are fetched on first use (or by [`refresh`](JwtVerifier::refresh) at start-up), cached,
 /// and fetched again when a token names an unknown key id (rate-limited by
 /// [`min_refresh_interval`](JwtVerifierBuilder::min_refresh_interval)) or when they are older
-/// than [`max_key_age`](JwtVerifierBuilder::max_key_age). A token with a known key costs no
-/// network and no lock held across an await.
+/// than [`max_key_age`](JwtVerifierBuilder::max_key_age) (in a task of its own, while tokens go
+/// on being checked with the old keys). A token with a known key costs no network and no lock
+/// held across an await.
 ///
 /// Cloning is cheap and clones share the cache.
 ///
@@ -316,6 +317,26 @@ impl JwtVerifier {
         (self.keys(), error)
     }
 
+    /// Starts a fetch on the runtime, unless one is under way or the last was too recent (or
+    /// there is no runtime to start it on).
+    fn refresh_in_background(&self, seen: &Arc<KeySet>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let due = match self.shared.last_fetch.try_lock() {
+            Ok(last_fetch) => {
+                !last_fetch.is_some_and(|at| at.elapsed() < self.shared.min_refresh_interval)
+            }
+            Err(_) => false,
+        };
+        if due {
+            let (verifier, seen) = (self.clone(), seen.clone());
+            runtime.spawn(async move {
+                verifier.refresh_after(&seen, false).await;
+            });
+        }
+    }
+
     async fn verify_token(&self, token: &str) -> Result<Principal, TokenError> {
         let header = jsonwebtoken::decode_header(token).map_err(invalid)?;
         let kid = header.kid.as_deref();
@@ -323,11 +344,10 @@ impl JwtVerifier {
         let fresh = keys
             .fetched_at
             .is_some_and(|at| at.elapsed() < self.shared.max_key_age);
-        let known = keys.find(kid).is_some();
-        if !fresh || !known {
-            // A stale set is refreshed by one request while the others go on with it; an
-            // unknown key waits for the fetch under way, which may bring it.
-            let (current, error) = self.refresh_after(&keys, !known).await;
+        if keys.find(kid).is_none() {
+            // An unknown key (or no keys yet) waits for a fetch, which may bring it: this
+            // request's own, or the one under way.
+            let (current, error) = self.refresh_after(&keys, true).await;
             keys = current;
             if keys.fetched_at.is_none() {
                 let unavailable = TokenError::new(TokenErrorKind::Unavailable);
@@ -336,6 +356,10 @@ impl JwtVerifier {
                     None => unavailable,
                 });
             }
+        } else if !fresh {
+            // Old keys still verify this token; the set is fetched again beside it, so that no
+            // request waits on the network for a key it already has.
+            self.refresh_in_background(&keys);
         }
         let entry = keys.find(kid).ok_or_else(|| {
             TokenError::new(TokenErrorKind::Invalid).with_source("no key with the token's key id")

@@ -141,17 +141,34 @@ async fn concurrent_unknown_key_ids_share_one_fetch() {
     assert_eq!(fake.calls(), 2);
 }
 
+/// Long enough, on the paused clock, for a background fetch (100 ms in [`Fake`]) to end.
+async fn let_background_fetch_finish() {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
 #[tokio::test(start_paused = true)]
-async fn old_keys_are_refetched_and_kept_when_the_fetch_fails() {
+async fn old_keys_are_refetched_beside_the_request_and_kept_when_the_fetch_fails() {
     let fake = Fake::new([Ok(jwks(&["rsa1"])), Err(JwksErrorKind::Timeout)]);
     let verifier = verifier(&fake);
     let good = token("rsa1", RSA1);
     verifier.verify(&good).await.unwrap();
     tokio::time::advance(Duration::from_secs(3601)).await;
+    let started = Instant::now();
     verifier.verify(&good).await.unwrap();
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "the request did not wait for the fetch"
+    );
+    let_background_fetch_finish().await;
     assert_eq!(fake.calls(), 2, "stale keys trigger a fetch");
     verifier.verify(&good).await.unwrap();
+    let_background_fetch_finish().await;
     assert_eq!(fake.calls(), 2, "the failed fetch is rate-limited too");
+    tokio::time::advance(Duration::from_secs(11)).await;
+    verifier.verify(&good).await.unwrap();
+    let_background_fetch_finish().await;
+    assert_eq!(fake.calls(), 3, "and retried after the interval");
 }
 
 #[tokio::test(start_paused = true)]
@@ -161,7 +178,9 @@ async fn withdrawn_keys_stop_working_once_refetched() {
     let old = token("rsa1", RSA1);
     verifier.verify(&old).await.unwrap();
     tokio::time::advance(Duration::from_secs(3601)).await;
-    // This request refreshes the stale set, and then finds its key gone.
+    // This request still passes with the old set, and starts its refresh.
+    verifier.verify(&old).await.unwrap();
+    let_background_fetch_finish().await;
     let error = verifier.verify(&old).await.unwrap_err();
     assert_eq!(error.kind(), TokenErrorKind::Invalid);
     verifier.verify(&token("rsa2", RSA2)).await.unwrap();
