@@ -257,6 +257,47 @@ impl Guard {
         Ok(principal)
     }
 
+    /// A 403 `insufficient_scope` refusal whose challenge names `scopes`: for an operation that
+    /// needs more than the guard's required scopes (a tool that needs `mcp:admin`), so that the
+    /// client can ask for them (step-up authorization). Scopes with characters RFC 6749 does
+    /// not allow are left out.
+    ///
+    /// ```
+    /// # use mcp_streamable_auth::{Guard, Principal, VerifyFuture};
+    /// # struct V;
+    /// # impl mcp_streamable_auth::TokenVerifier for V {
+    /// #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+    /// # }
+    /// let guard = Guard::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .build(V)?;
+    /// let response = guard.insufficient_scope(["mcp", "mcp:admin"]).to_response();
+    /// assert_eq!(response.status(), 403);
+    /// assert!(response.headers()["www-authenticate"].to_str()?.contains(r#"scope="mcp mcp:admin""#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn insufficient_scope<I, S>(&self, scopes: I) -> Refusal
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut scope = String::new();
+        for item in scopes {
+            let item = item.as_ref();
+            if is_scope_token(item) {
+                if !scope.is_empty() {
+                    scope.push(' ');
+                }
+                scope.push_str(item);
+            }
+        }
+        let kind = RefusalKind::InsufficientScope;
+        match challenge(kind, &self.inner.metadata_url, &scope) {
+            Some(value) => Refusal::new(kind, Some(value)),
+            None => self.refusal(kind),
+        }
+    }
+
     fn refusal(&self, kind: RefusalKind) -> Refusal {
         let index = RefusalKind::ALL
             .iter()

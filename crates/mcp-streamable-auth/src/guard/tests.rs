@@ -453,3 +453,18 @@ fn scopes_supported_default_to_the_required_ones() {
         .unwrap();
     assert_eq!(guard.metadata().scopes_supported, ["mcp"]);
 }
+
+#[test]
+fn step_up_refusals_name_the_scopes_asked() {
+    let guard = guard(Arc::new(Named::default()));
+    let refusal = guard.insufficient_scope(["mcp:read", "bad scope", "mcp:admin"]);
+    assert_eq!(refusal.kind(), RefusalKind::InsufficientScope);
+    assert_eq!(refusal.status(), 403);
+    assert_eq!(
+        refusal.www_authenticate().unwrap(),
+        format!(
+            r#"Bearer resource_metadata="{METADATA_URL}", scope="mcp:read mcp:admin", error="insufficient_scope", error_description="the access token lacks a required scope""#
+        )
+        .as_str()
+    );
+}
