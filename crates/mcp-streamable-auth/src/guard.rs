@@ -1,0 +1,412 @@
+//! The guard: the bearer token out of the headers, through the verifier, against the required
+//! scopes.
+
+use std::{fmt, sync::Arc};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response, header};
+use http_body_util::Full;
+
+use crate::{
+    ConfigError, MetadataService, Principal, Refusal, RefusalKind, RequireBearerLayer,
+    ResourceMetadata, TokenVerifier,
+    error::challenge,
+    metadata::{self, WELL_KNOWN_PREFIX, parse_resource, split_http_url, well_known_path},
+};
+
+/// Bearer credentials longer than this are refused as malformed before reaching the verifier.
+/// Real access tokens, JWTs with many claims included, stay well under it; the bound keeps a
+/// client from making the verifier decode megabytes.
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// The resource server's side of MCP authorization: checks the bearer token of a request and
+/// knows the protected resource metadata that tells clients where to get one.
+///
+/// Cloning is cheap (the configuration is shared). Everything a refusal says is computed when
+/// the guard is built, so refusing a flood of bad requests costs little.
+///
+/// ```
+/// # async fn f() {
+/// use http::HeaderMap;
+/// use mcp_streamable_auth::{Guard, Principal, RefusalKind, TokenError, TokenErrorKind, TokenVerifier, VerifyFuture};
+///
+/// struct Fixed;
+/// impl TokenVerifier for Fixed {
+///     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+///         Box::pin(async move {
+///             match token {
+///                 "reader" => Ok(Principal::new("alice").with_scopes(["mcp:read"])),
+///                 _ => Err(TokenError::new(TokenErrorKind::Invalid)),
+///             }
+///         })
+///     }
+/// }
+///
+/// let guard = Guard::builder("https://mcp.example.com/mcp")
+///     .authorization_server("https://auth.example.com")
+///     .scopes_supported(["mcp:read", "mcp:write"])
+///     .required_scopes(["mcp:read"])
+///     .build(Fixed)
+///     .unwrap();
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("authorization", "Bearer reader".parse().unwrap());
+/// assert_eq!(guard.check(&headers).await.unwrap().subject, "alice");
+///
+/// headers.insert("authorization", "Bearer stolen".parse().unwrap());
+/// assert_eq!(guard.check(&headers).await.unwrap_err().kind(), RefusalKind::InvalidToken);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Guard {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    metadata: ResourceMetadata,
+    document: Bytes,
+    metadata_url: String,
+    metadata_paths: Vec<String>,
+    required_scopes: Vec<String>,
+    challenges: [Option<HeaderValue>; RefusalKind::ALL.len()],
+    verifier: Arc<dyn TokenVerifier>,
+}
+
+impl fmt::Debug for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Guard")
+            .field("resource", &self.inner.metadata.resource)
+            .field("metadata_url", &self.inner.metadata_url)
+            .field("required_scopes", &self.inner.required_scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Settings for a [`Guard`], from [`Guard::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct GuardBuilder {
+    resource: String,
+    authorization_servers: Vec<String>,
+    scopes_supported: Option<Vec<String>>,
+    required_scopes: Vec<String>,
+    resource_name: Option<String>,
+    resource_documentation: Option<String>,
+    root_metadata: bool,
+}
+
+impl GuardBuilder {
+    /// Adds an authorization server, by its issuer URL (at least one is required). It is
+    /// published as given.
+    pub fn authorization_server(mut self, url: impl Into<String>) -> GuardBuilder {
+        self.authorization_servers.push(url.into());
+        self
+    }
+
+    /// The scopes published in the metadata for clients to ask for. By default, the required
+    /// scopes.
+    pub fn scopes_supported<I, S>(mut self, scopes: I) -> GuardBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The scopes every token must carry; a valid token without one of them gets a 403 naming
+    /// them all. None by default.
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> GuardBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// A name for people, published as `resource_name`.
+    pub fn resource_name(mut self, name: impl Into<String>) -> GuardBuilder {
+        self.resource_name = Some(name.into());
+        self
+    }
+
+    /// A documentation URL, published as `resource_documentation`.
+    pub fn resource_documentation(mut self, url: impl Into<String>) -> GuardBuilder {
+        self.resource_documentation = Some(url.into());
+        self
+    }
+
+    /// Whether to serve the metadata at the root well-known path too
+    /// (`/.well-known/oauth-protected-resource`), where clients that ignore the challenge's URL
+    /// look last. On by default; turn it off when one host serves several resources.
+    pub fn root_metadata(mut self, serve: bool) -> GuardBuilder {
+        self.root_metadata = serve;
+        self
+    }
+
+    /// Checks the settings and builds the guard around `verifier`.
+    pub fn build(self, verifier: impl TokenVerifier + 'static) -> Result<Guard, ConfigError> {
+        let resource = parse_resource(&self.resource)?;
+        if self.authorization_servers.is_empty() {
+            return Err(ConfigError::NoAuthorizationServer);
+        }
+        for url in &self.authorization_servers {
+            if split_http_url(url).is_none() || url.contains('#') {
+                return Err(ConfigError::InvalidAuthorizationServer { url: url.clone() });
+            }
+        }
+        let scopes_supported = self
+            .scopes_supported
+            .unwrap_or_else(|| self.required_scopes.clone());
+        for scope in scopes_supported.iter().chain(&self.required_scopes) {
+            if !is_scope_token(scope) {
+                return Err(ConfigError::InvalidScope {
+                    scope: scope.clone(),
+                });
+            }
+        }
+        if let Some(scope) = self
+            .required_scopes
+            .iter()
+            .find(|scope| !scopes_supported.contains(scope))
+        {
+            return Err(ConfigError::RequiredScopeNotSupported {
+                scope: scope.clone(),
+            });
+        }
+
+        let path_aware = well_known_path(resource.path);
+        let metadata_url = format!("{}{path_aware}", resource.origin);
+        let mut metadata_paths = vec![path_aware];
+        if self.root_metadata && metadata_paths[0] != WELL_KNOWN_PREFIX {
+            metadata_paths.push(WELL_KNOWN_PREFIX.to_owned());
+        }
+        let scope = self.required_scopes.join(" ");
+        let mut challenges: [Option<HeaderValue>; RefusalKind::ALL.len()] = Default::default();
+        for (slot, kind) in challenges.iter_mut().zip(RefusalKind::ALL) {
+            *slot = challenge(kind, &metadata_url, &scope);
+            if kind.has_challenge() && slot.is_none() {
+                return Err(ConfigError::InvalidHeaderValue);
+            }
+        }
+
+        let metadata = ResourceMetadata {
+            resource: self.resource.clone(),
+            authorization_servers: self.authorization_servers,
+            scopes_supported,
+            bearer_methods_supported: vec!["header".to_owned()],
+            resource_name: self.resource_name,
+            resource_documentation: self.resource_documentation,
+        };
+        let document = Bytes::from(serde_json::to_vec(&metadata).unwrap_or_default());
+        Ok(Guard {
+            inner: Arc::new(Inner {
+                metadata,
+                document,
+                metadata_url,
+                metadata_paths,
+                required_scopes: self.required_scopes,
+                challenges,
+                verifier: Arc::new(verifier),
+            }),
+        })
+    }
+}
+
+impl Guard {
+    /// Starts the settings of a guard for `resource`: the URL of the MCP endpoint exactly as
+    /// clients use it (`https://mcp.example.com/mcp`). It is published and compared as given,
+    /// never normalized.
+    pub fn builder(resource: impl Into<String>) -> GuardBuilder {
+        GuardBuilder {
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes_supported: None,
+            required_scopes: Vec::new(),
+            resource_name: None,
+            resource_documentation: None,
+            root_metadata: true,
+        }
+    }
+
+    /// Checks the request's bearer token: present once, well formed, accepted by the verifier,
+    /// with every required scope.
+    pub async fn check(&self, headers: &HeaderMap) -> Result<Principal, Refusal> {
+        let token = bearer_token(headers).map_err(|kind| {
+            tracing::debug!(reason = ?kind, "request refused");
+            self.refusal(kind)
+        })?;
+        let principal = match self.inner.verifier.verify(token).await {
+            Ok(principal) => principal,
+            Err(error) => {
+                let kind = RefusalKind::of_token_error(error.kind());
+                if kind == RefusalKind::Unavailable {
+                    tracing::warn!(error = %error, source = ?std::error::Error::source(&error), "token verifier unavailable");
+                } else {
+                    tracing::debug!(reason = ?kind, source = ?std::error::Error::source(&error), "token refused");
+                }
+                return Err(self.refusal(kind).with_source(error));
+            }
+        };
+        let required = &self.inner.required_scopes;
+        if let Some(missing) = required.iter().find(|scope| !principal.has_scope(scope)) {
+            tracing::debug!(subject = %principal.subject, missing = %missing, "token lacks a scope");
+            return Err(self.refusal(RefusalKind::InsufficientScope));
+        }
+        Ok(principal)
+    }
+
+    /// A 403 `insufficient_scope` refusal whose challenge names `scopes`: for an operation that
+    /// needs more than the guard's required scopes (a tool that needs `mcp:admin`), so that the
+    /// client can ask for them (step-up authorization). Scopes with characters RFC 6749 does
+    /// not allow are left out.
+    ///
+    /// ```
+    /// # use mcp_streamable_auth::{Guard, Principal, VerifyFuture};
+    /// # struct V;
+    /// # impl mcp_streamable_auth::TokenVerifier for V {
+    /// #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+    /// # }
+    /// let guard = Guard::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .build(V)?;
+    /// let response = guard.insufficient_scope(["mcp", "mcp:admin"]).to_response();
+    /// assert_eq!(response.status(), 403);
+    /// assert!(response.headers()["www-authenticate"].to_str()?.contains(r#"scope="mcp mcp:admin""#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn insufficient_scope<I, S>(&self, scopes: I) -> Refusal
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut scope = String::new();
+        for item in scopes {
+            let item = item.as_ref();
+            if is_scope_token(item) {
+                if !scope.is_empty() {
+                    scope.push(' ');
+                }
+                scope.push_str(item);
+            }
+        }
+        let kind = RefusalKind::InsufficientScope;
+        match challenge(kind, &self.inner.metadata_url, &scope) {
+            Some(value) => Refusal::new(kind, Some(value)),
+            None => self.refusal(kind),
+        }
+    }
+
+    fn refusal(&self, kind: RefusalKind) -> Refusal {
+        let index = RefusalKind::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or_default();
+        Refusal::new(kind, self.inner.challenges[index].clone())
+    }
+
+    /// The resource URL, as configured.
+    pub fn resource(&self) -> &str {
+        &self.inner.metadata.resource
+    }
+
+    /// The metadata document.
+    pub fn metadata(&self) -> &ResourceMetadata {
+        &self.inner.metadata
+    }
+
+    /// The path-aware URL of the metadata, the one challenges point to:
+    /// `https://mcp.example.com/.well-known/oauth-protected-resource/mcp` for
+    /// `https://mcp.example.com/mcp`.
+    pub fn metadata_url(&self) -> &str {
+        &self.inner.metadata_url
+    }
+
+    /// The paths the metadata is served at: the path-aware one, then the root one unless turned
+    /// off ([`GuardBuilder::root_metadata`]) or the same.
+    pub fn metadata_paths(&self) -> &[String] {
+        &self.inner.metadata_paths
+    }
+
+    /// The answer to a request for `path` with `method` when `path` is one of
+    /// [`metadata_paths`](Guard::metadata_paths): the document to GET, headers to HEAD, a CORS
+    /// preflight answer to OPTIONS, 405 otherwise. `None` for any other path.
+    ///
+    /// ```
+    /// # use mcp_streamable_auth::{Guard, Principal, VerifyFuture};
+    /// # struct V;
+    /// # impl mcp_streamable_auth::TokenVerifier for V {
+    /// #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+    /// # }
+    /// let guard = Guard::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .build(V)?;
+    /// let path = "/.well-known/oauth-protected-resource/mcp";
+    /// let response = guard.metadata_response(&http::Method::GET, path).unwrap();
+    /// assert_eq!(response.status(), 200);
+    /// assert!(guard.metadata_response(&http::Method::GET, "/mcp").is_none());
+    /// # Ok::<(), mcp_streamable_auth::ConfigError>(())
+    /// ```
+    pub fn metadata_response(&self, method: &Method, path: &str) -> Option<Response<Full<Bytes>>> {
+        self.inner
+            .metadata_paths
+            .iter()
+            .any(|served| served == path)
+            .then(|| metadata::answer(&self.inner.document, method))
+    }
+
+    /// A tower service that serves the metadata document, to mount at
+    /// [`metadata_paths`](Guard::metadata_paths) in a router.
+    pub fn metadata_service(&self) -> MetadataService {
+        MetadataService::new(self.inner.document.clone())
+    }
+
+    /// The tower layer that guards a service with this guard.
+    pub fn layer(&self) -> RequireBearerLayer {
+        RequireBearerLayer::new(self.clone())
+    }
+}
+
+/// The token of the request's one `Authorization: Bearer` header, or why there is none.
+fn bearer_token(headers: &HeaderMap) -> Result<&str, RefusalKind> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let value = values.next().ok_or(RefusalKind::MissingToken)?;
+    if values.next().is_some() {
+        return Err(RefusalKind::MalformedToken);
+    }
+    let bytes = value.as_bytes();
+    let (scheme, rest) = match bytes.iter().position(|&b| b == b' ') {
+        Some(space) => (&bytes[..space], &bytes[space..]),
+        None => (bytes, &b""[..]),
+    };
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        // Another scheme (`Basic`): the client does not know what this server wants yet.
+        return Err(RefusalKind::MissingToken);
+    }
+    let token = rest.trim_ascii();
+    if token.is_empty() || token.len() > MAX_TOKEN_BYTES || !is_b64token(token) {
+        return Err(RefusalKind::MalformedToken);
+    }
+    std::str::from_utf8(token).map_err(|_| RefusalKind::MalformedToken)
+}
+
+/// RFC 6750 §2.1: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+fn is_b64token(token: &[u8]) -> bool {
+    let end = token.iter().rposition(|&b| b != b'=').map_or(0, |i| i + 1);
+    end > 0
+        && token[..end]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+}
+
+/// RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`.
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
+}
+
+#[cfg(test)]
+mod tests;

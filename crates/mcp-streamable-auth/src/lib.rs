@@ -1,0 +1,130 @@
+//! Authorization for MCP servers over HTTP: the server as an OAuth 2.1 resource server, as the
+//! MCP specification (2025-11-25, "Authorization") asks.
+//!
+//! - A [`Guard`] checks a request's `Authorization: Bearer` token (RFC 6750) through a
+//!   [`TokenVerifier`] and the required scopes, and returns the [`Principal`] it stands for or a
+//!   [`Refusal`] that knows its answer: a 401 whose `WWW-Authenticate` challenge points at the
+//!   protected resource metadata, or a 403 with `error="insufficient_scope"`.
+//! - The guard publishes the Protected Resource Metadata document (RFC 9728,
+//!   [`ResourceMetadata`]) at its well-known paths, with the resource URL exactly as configured
+//!   (RFC 8707 resource indicators are compared as strings, so a trailing slash matters).
+//! - [`RequireBearer`] is the tower middleware that does both in front of any
+//!   `Service<http::Request<B>>`: an MCP server, an axum router. A handler finds the
+//!   [`Principal`] in the request's extensions.
+//! - With the `jwt` feature, [`jwt::JwtVerifier`] verifies JWT access tokens against the
+//!   authorization server's key set (JWKS): issuer, audience, expiry, signature.
+//!
+//! A server binds each session to [`Principal::key`] and treats a session used with another
+//! principal's token as unknown.
+//!
+//! # Around any service
+//!
+//! ```
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::convert::Infallible;
+//! use bytes::Bytes;
+//! use http::{Request, Response};
+//! use http_body_util::{BodyExt, Full};
+//! use mcp_streamable_auth::{Guard, Principal, TokenError, TokenErrorKind, TokenVerifier, VerifyFuture};
+//! use tower::{Layer, ServiceExt, service_fn};
+//!
+//! struct Fixed;
+//! impl TokenVerifier for Fixed {
+//!     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+//!         Box::pin(async move {
+//!             match token {
+//!                 "secret" => Ok(Principal::new("alice").with_scopes(["mcp"])),
+//!                 _ => Err(TokenError::new(TokenErrorKind::Invalid)),
+//!             }
+//!         })
+//!     }
+//! }
+//!
+//! let guard = Guard::builder("https://mcp.example.com/mcp")
+//!     .authorization_server("https://auth.example.com")
+//!     .required_scopes(["mcp"])
+//!     .build(Fixed)?;
+//! let server = service_fn(|request: Request<Full<Bytes>>| async move {
+//!     let principal = request.extensions().get::<Principal>().expect("set by the layer");
+//!     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(principal.subject.clone()))))
+//! });
+//! let service = guard.layer().layer(server);
+//!
+//! // Unauthenticated: a 401 pointing at the metadata.
+//! let response = service.clone().oneshot(Request::post("/mcp").body(Full::default())?).await?;
+//! assert_eq!(response.status(), 401);
+//! assert_eq!(
+//!     response.headers()["www-authenticate"],
+//!     r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp""#
+//! );
+//!
+//! // The metadata, served by the layer itself.
+//! let request = Request::get("/.well-known/oauth-protected-resource/mcp").body(Full::default())?;
+//! let body = service.clone().oneshot(request).await?.into_body().collect().await?.to_bytes();
+//! assert_eq!(
+//!     body,
+//!     r#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["mcp"],"bearer_methods_supported":["header"]}"#
+//! );
+//!
+//! // Authenticated: the inner service runs and sees the principal.
+//! let request = Request::post("/mcp").header("authorization", "Bearer secret").body(Full::default())?;
+//! let body = service.oneshot(request).await?.into_body().collect().await?.to_bytes();
+//! assert_eq!(body, "alice");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # In axum
+//!
+//! ```
+//! use axum::{Extension, Router, routing::post};
+//! use mcp_streamable_auth::{Guard, Principal};
+//! # use mcp_streamable_auth::VerifyFuture;
+//! # struct MyVerifier;
+//! # impl mcp_streamable_auth::TokenVerifier for MyVerifier {
+//! #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+//! # }
+//!
+//! async fn mcp(Extension(principal): Extension<Principal>) -> String {
+//!     format!("hello {}", principal.subject)
+//! }
+//!
+//! let guard = Guard::builder("https://mcp.example.com/mcp")
+//!     .authorization_server("https://auth.example.com")
+//!     .build(MyVerifier)?;
+//! // `layer` covers the routes and the fallback, so the layer answers the well-known paths.
+//! let app: Router = Router::new().route("/mcp", post(mcp)).layer(guard.layer());
+//! # Ok::<(), mcp_streamable_auth::ConfigError>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and
+//!   hyper-util's client (https through rustls) for the key set.
+//!
+//! # What is left to the server
+//!
+//! CORS for the MCP endpoint itself (a browser client needs `Access-Control-Expose-Headers:
+//! WWW-Authenticate` to read a challenge), session binding with [`Principal::key`], and the
+//! authorization server: this crate never issues tokens.
+
+#![deny(missing_docs, missing_debug_implementations)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod guard;
+#[cfg(feature = "jwt")]
+pub mod jwt;
+mod layer;
+mod metadata;
+mod principal;
+mod verifier;
+
+pub use error::{ConfigError, Refusal, RefusalKind, TokenError, TokenErrorKind};
+#[cfg(feature = "jwt")]
+pub use error::{JwksError, JwksErrorKind};
+pub use guard::{Guard, GuardBuilder, MAX_TOKEN_BYTES};
+pub use layer::{RequireBearer, RequireBearerLayer, ResponseBody, ResponseFuture};
+pub use metadata::{MetadataService, ResourceMetadata, WELL_KNOWN_PREFIX};
+pub use principal::{Principal, PrincipalKey};
+pub use verifier::{TokenVerifier, VerifyFuture};
