@@ -1,5 +1,7 @@
 //! Integration tests of `mcp-rmcp`: rmcp services over this project's transports.
 
+mod errors;
+
 use std::time::Duration;
 
 use bytes::Bytes;
