@@ -24,8 +24,8 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_streamable_client::Client;
-use mcp_transport::Transport;
+use mcp_streamable_http::client::Client;
+use mcp_streamable_http::transport::Transport;
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
     ReadResourceRequestParams,
@@ -89,7 +89,7 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     config.client_info.version = env!("CARGO_PKG_VERSION").into();
 
     let connection = Client::new(url)?.connect().await?;
-    let transport = mcp_rmcp::client(connection);
+    let transport = mcp_streamable_http::rmcp_adapter::client(connection);
     let client = if version.has_initialize() {
         config.serve(transport).await.context("initialize")?
     } else {

@@ -37,7 +37,7 @@ mod serve;
 use std::net::SocketAddr;
 
 use anyhow::{Context as _, bail};
-use mcp_streamable_server::{Config, InMemoryEventStore, StreamableHttpService};
+use mcp_streamable_http::server::{Config, InMemoryEventStore, StreamableHttpService};
 
 struct Options {
     addr: SocketAddr,

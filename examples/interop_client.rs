@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_jsonrpc::{Id, Message, Notification, Request, to_raw_value};
-use mcp_streamable_client::{Client, ClientConnection};
-use mcp_transport::{Connection, Sender, Transport};
+use mcp_streamable_http::client::{Client, ClientConnection};
+use mcp_streamable_http::jsonrpc::{Id, Message, Notification, Request, to_raw_value};
+use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;

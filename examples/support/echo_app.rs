@@ -3,17 +3,18 @@
 //! for the tools). Included with `#[path]` by the example and by `tests/it`, which drives it
 //! through a `StreamableHttpService` without sockets.
 
+use mcp_streamable_http::http;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_jsonrpc::{
+use mcp_streamable_http::jsonrpc::{
     ErrorObject, Id, Message, Notification, Request as RpcRequest, Response as RpcResponse, code,
     to_raw_value,
 };
-use mcp_streamable_server::{MODERN_VERSIONS, ServerConnection, ServerSender};
-use mcp_transport::{Connection, Outgoing, Sender};
+use mcp_streamable_http::server::{MODERN_VERSIONS, ServerConnection, ServerSender};
+use mcp_streamable_http::transport::{Connection, Outgoing, Sender};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -199,7 +200,7 @@ async fn call_tool(
 ) -> Result<Value, ErrorObject> {
     let (sender, pending) = (&session.sender, &session.pending);
     let args = &params["arguments"];
-    let failed = |e: mcp_transport::Error| {
+    let failed = |e: mcp_streamable_http::transport::Error| {
         ErrorObject::new(code::INTERNAL_ERROR, format!("transport: {}", chain(&e)))
     };
     match params["name"].as_str().unwrap_or_default() {

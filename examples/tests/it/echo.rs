@@ -1,12 +1,13 @@
 //! `echo_server`'s application: logging per session, and the server named in every
 //! 2026-07-28 result.
 
+use mcp_streamable_http::http;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use mcp_jsonrpc::{Body, Message, code};
-use mcp_streamable_server::{Config, ResponseBody, StreamableHttpService};
+use mcp_streamable_http::jsonrpc::{Body, Message, code};
+use mcp_streamable_http::server::{Config, ResponseBody, StreamableHttpService};
 use serde_json::{Value, json};
 
 use crate::echo_app::{self, LEVELS, SERVER_INFO_META};
@@ -54,16 +55,18 @@ async fn messages(response: http::Response<ResponseBody>) -> Vec<Message> {
         .unwrap()
         .to_bytes();
     if json {
-        return match mcp_jsonrpc::parse(&bytes).unwrap() {
+        return match mcp_streamable_http::jsonrpc::parse(&bytes).unwrap() {
             Body::Single(message) => vec![message],
             Body::Batch(batch) => batch,
         };
     }
-    let mut scanner = mcp_sse::Scanner::new();
+    let mut scanner = mcp_streamable_http::sse::Scanner::new();
     scanner.feed(&bytes);
     let mut out = Vec::new();
     while let Some(event) = scanner.next_event().unwrap() {
-        if let Ok(Body::Single(message)) = mcp_jsonrpc::parse(event.data.as_bytes()) {
+        if let Ok(Body::Single(message)) =
+            mcp_streamable_http::jsonrpc::parse(event.data.as_bytes())
+        {
             out.push(message);
         }
     }
@@ -127,11 +130,14 @@ async fn call(
 }
 
 /// The next `notifications/message` on a standalone stream.
-async fn next_log(body: &mut ResponseBody, scanner: &mut mcp_sse::Scanner) -> Value {
+async fn next_log(
+    body: &mut ResponseBody,
+    scanner: &mut mcp_streamable_http::sse::Scanner,
+) -> Value {
     loop {
         while let Some(event) = scanner.next_event().unwrap() {
             if let Ok(Body::Single(Message::Notification(n))) =
-                mcp_jsonrpc::parse(event.data.as_bytes())
+                mcp_streamable_http::jsonrpc::parse(event.data.as_bytes())
                 && n.method == "notifications/message"
             {
                 return n.parse_params().unwrap();
@@ -163,7 +169,7 @@ async fn logging_set_level_filters_the_sessions_log_messages() {
     let standalone = service.handle(get).await;
     assert_eq!(standalone.status(), 200);
     let mut stream = standalone.into_body();
-    let mut scanner = mcp_sse::Scanner::new();
+    let mut scanner = mcp_streamable_http::sse::Scanner::new();
 
     let broadcast = |id: i64, level: &str, words: &str| {
         let args = json!({"name": "broadcast", "arguments": {"text": words, "level": level}});
