@@ -24,8 +24,8 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_streamable_client::Client;
-use mcp_transport::Transport;
+use mcp_streamable_http::client::Client;
+use mcp_streamable_http::transport::Transport;
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
     ReadResourceRequestParams,
@@ -88,8 +88,18 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     config.client_info.name = "mcp-streamable-http-conformance-client".into();
     config.client_info.version = env!("CARGO_PKG_VERSION").into();
 
-    let connection = Client::new(url)?.connect().await?;
-    let transport = mcp_rmcp::client(connection);
+    // In `sse-retry` the suite's server takes the first GET after the tool call for the
+    // client's resumption and checks its `Last-Event-ID`. The standalone stream's GET, opened
+    // once `notifications/initialized` is accepted, can land after the tool call on a loaded
+    // machine and be judged as a resumption without one; without it, the only GET is the
+    // resumption the scenario is about.
+    let standalone = scenario != "sse-retry";
+    let connection = Client::builder(url)
+        .standalone_stream(standalone)
+        .build()?
+        .connect()
+        .await?;
+    let transport = mcp_streamable_http::rmcp_adapter::client(connection);
     let client = if version.has_initialize() {
         config.serve(transport).await.context("initialize")?
     } else {

@@ -37,17 +37,18 @@
 #[path = "support/serve.rs"]
 mod serve;
 
+use mcp_streamable_http::http;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_jsonrpc::Id;
-use mcp_streamable_server::{
+use mcp_streamable_http::jsonrpc::Id;
+use mcp_streamable_http::server::{
     Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
 };
-use mcp_transport::Connection;
+use mcp_streamable_http::transport::Connection;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CreateMessageRequest, ElicitRequest, GetExtensions, GetPromptRequestParams, GetPromptResponse,
@@ -106,7 +107,10 @@ async fn session(conn: ServerConnection, _parts: http::request::Parts) {
     // The handler keeps the session's sender to end a request's stream (SEP-1699 polling), the
     // one thing of the transport rmcp has no API for.
     let handler = Conformance::new(conn.sender());
-    match handler.serve(mcp_rmcp::server(conn)).await {
+    match handler
+        .serve(mcp_streamable_http::rmcp_adapter::server(conn))
+        .await
+    {
         Ok(running) => {
             let _ = running.waiting().await;
         }

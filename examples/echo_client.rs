@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::{Client, ClientConnection, ClientSender};
-use mcp_transport::{Connection, Sender, Transport};
+use mcp_streamable_http::client::{Client, ClientConnection, ClientSender};
+use mcp_streamable_http::jsonrpc::{
+    ErrorObject, Id, Message, Notification, Request, Response, to_raw_value,
+};
+use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -97,7 +99,7 @@ async fn read_loop(
                     Response::success(request.id, to_raw_value(&json!({})).expect("{} is JSON"))
                 } else {
                     let error = ErrorObject::new(
-                        mcp_jsonrpc::code::METHOD_NOT_FOUND,
+                        mcp_streamable_http::jsonrpc::code::METHOD_NOT_FOUND,
                         format!("no method {}", request.method),
                     );
                     Response::error(Some(request.id), error)

@@ -13,16 +13,18 @@
 //! - `stateless`: initialise, list, call `echo`, close;
 //! - `resume`: call `progress` through a local TCP proxy that cuts the connection after two
 //!   notifications; the client must resume the stream (`Last-Event-ID`) and receive every
-//!   notification exactly once, in order, then the result.
+//!   notification exactly once, in order, then the result;
+//! - `modern`: the per-request protocol of 2026-07-28 (`Era::Modern`): no `initialize`, list the
+//!   tools, call `echo` and `progress` (every notification in order), no session id ever.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_jsonrpc::{Id, Message, Notification, Request, to_raw_value};
-use mcp_streamable_client::{Client, ClientConnection};
-use mcp_transport::{Connection, Sender, Transport};
+use mcp_streamable_http::client::{Client, ClientConnection, Era};
+use mcp_streamable_http::jsonrpc::{Id, Message, Notification, Request, to_raw_value};
+use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -148,12 +150,20 @@ impl Session {
     }
 }
 
+/// A connection with the client's default era (`Auto`: the `initialize` the scenario sends
+/// starts a session).
 async fn connect(url: &str) -> anyhow::Result<Session> {
-    let conn = Client::builder(url)
+    connect_in(url, None).await
+}
+
+async fn connect_in(url: &str, era: Option<Era>) -> anyhow::Result<Session> {
+    let mut builder = Client::builder(url)
         .standalone_stream(false)
-        .build()?
-        .connect()
-        .await?;
+        .client_info("mcp-streamable-http interop", "0");
+    if let Some(era) = era {
+        builder = builder.era(era);
+    }
+    let conn = builder.build()?.connect().await?;
     Ok(Session { conn, next_id: 0 })
 }
 
@@ -201,6 +211,33 @@ async fn run(url: &str, scenario: &str) -> Result<String, Failure> {
                 "resume: {} progress notifications once each across a cut",
                 seen
             ))
+        }
+        "modern" => {
+            let mut s = connect_in(url, Some(Era::Modern)).await.step("connect")?;
+            s.list_tools().await.step("tools/list")?;
+            s.echo().await.step("echo")?;
+            let seen = s.progress(3, 0).await.step("progress")?;
+            if seen != [1, 2, 3] {
+                return Err(Failure {
+                    step: "progress",
+                    error: anyhow::anyhow!("progress notifications {seen:?}"),
+                });
+            }
+            if let Some(id) = s.conn.session_id() {
+                return Err(Failure {
+                    step: "session",
+                    error: anyhow::anyhow!("a 2026-07-28 exchange set the session id {id}"),
+                });
+            }
+            s.conn
+                .close()
+                .await
+                .map_err(anyhow::Error::from)
+                .step("close")?;
+            Ok(
+                "modern: 2026-07-28 without initialize, tools/list, echo, progress, no session"
+                    .into(),
+            )
         }
         other => Err(Failure {
             step: "arguments",
@@ -311,7 +348,7 @@ impl Proxy {
 async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [url, scenario] = &args[..] else {
-        eprintln!("usage: interop_client URL SCENARIO (full, json, stateless, resume)");
+        eprintln!("usage: interop_client URL SCENARIO (full, json, stateless, resume, modern)");
         return std::process::ExitCode::from(2);
     };
     let outcome = match tokio::time::timeout(SCENARIO_LIMIT, run(url, scenario)).await {

@@ -6,8 +6,10 @@
 //! ```
 
 use bytes::BytesMut;
-use mcp_jsonrpc::{Body, Message, Notification, Request, Response, parse, to_raw_value};
-use mcp_sse::{Event, Scanner};
+use mcp_streamable_http::jsonrpc::{
+    Body, Message, Notification, Request, Response, parse, to_raw_value,
+};
+use mcp_streamable_http::sse::{Event, Scanner};
 use serde_json::json;
 
 fn main() -> anyhow::Result<()> {

@@ -1,4 +1,4 @@
-//! `rmcp-echo`: the official Rust SDK's Streamable HTTP server (`rmcp` 3.9.0, pinned) with the
+//! `rmcp-echo`: the official Rust SDK's Streamable HTTP server (`rmcp` 3.11.0, pinned) with the
 //! same `echo` tool as our `echo_server` example, for the load benchmark to compare against.
 //!
 //! ```text

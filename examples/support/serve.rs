@@ -11,12 +11,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Request, Response, StatusCode};
 use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use mcp_streamable_server::StreamableHttpService;
+use mcp_streamable_http::http::{Request, Response, StatusCode};
+use mcp_streamable_http::server::StreamableHttpService;
 
 /// How long requests in flight get to finish once Ctrl-C is pressed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -60,7 +60,7 @@ pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> a
     }
 }
 
-type Body = Either<mcp_streamable_server::ResponseBody, Full<Bytes>>;
+type Body = Either<mcp_streamable_http::server::ResponseBody, Full<Bytes>>;
 
 /// MCP at `/mcp`, 404 elsewhere.
 async fn route(

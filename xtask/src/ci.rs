@@ -18,6 +18,7 @@ const STEPS: &[Step] = &[
     ("clippy", clippy),
     ("test", test),
     ("doc", doc),
+    ("package", package),
     ("interop", interop),
     ("conformance", conformance),
 ];
@@ -51,6 +52,40 @@ fn doc() -> Result<()> {
     );
     command.env(name, value);
     cmd::run(&mut command)
+}
+
+/// `cargo package` of every library crate (the members under `crates/`), each verified by
+/// building it from its own tarball, as `cargo publish` would.
+///
+/// One `cargo package` with every crate: a crate that depends on another of the workspace is
+/// verified against a local registry overlay holding the others' fresh tarballs, so nothing
+/// has to be on crates.io first and no `--no-verify` is needed. `--allow-dirty` because the
+/// check is whether the crates package and build, not whether the tree is committed (a
+/// developer runs `cargo xtask ci` before committing; CI's clone is clean anyway).
+fn package() -> Result<()> {
+    let crates = library_crates()?;
+    // Every feature, so that the facade is verified with the crates it re-exports.
+    let mut args = vec!["package", "--allow-dirty", "--all-features"];
+    for name in &crates {
+        args.extend(["-p", name.as_str()]);
+    }
+    cmd::run(&mut cmd::cargo(&args))
+}
+
+/// The names of the library crates: the directories under `crates/` with a manifest.
+fn library_crates() -> Result<Vec<String>> {
+    let dir = crate::project_root().join("crates");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.join("Cargo.toml").is_file()
+            && let Some(name) = path.file_name().and_then(|n| n.to_str())
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
 }
 
 /// Our server against the official SDKs' clients (`cargo xtask interop`, every pair).
@@ -178,10 +213,37 @@ mod tests {
         let error = Options::parse(&args("--skip lint")).unwrap_err();
         assert_eq!(
             error.message,
-            "no ci step 'lint' (steps: fmt, clippy, test, doc, interop, conformance)"
+            "no ci step 'lint' (steps: fmt, clippy, test, doc, package, interop, conformance)"
         );
         assert!(Options::parse(&args("--skip")).is_err());
         assert!(Options::parse(&args("--fast")).is_err());
+    }
+
+    /// Every crate under `crates/` is a library to publish: packaged, with the files and
+    /// settings crates.io and docs.rs read.
+    #[test]
+    fn library_crates_carry_what_publishing_needs() {
+        let crates = library_crates().unwrap();
+        assert!(crates.len() >= 7, "{crates:?}");
+        assert!(crates.contains(&"mcp-streamable-http".to_owned()));
+        let root = crate::project_root().join("crates");
+        for name in &crates {
+            let dir = root.join(name);
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            for needed in [
+                "description = ",
+                "license.workspace = true",
+                "repository.workspace = true",
+                "readme = \"README.md\"",
+                "[package.metadata.docs.rs]\nall-features = true",
+            ] {
+                assert!(manifest.contains(needed), "{name}: no {needed}");
+            }
+            assert!(!manifest.contains("publish = false"), "{name}");
+            for file in ["README.md", "LICENSE-MIT", "LICENSE-APACHE"] {
+                assert!(dir.join(file).is_file(), "{name}: no {file}");
+            }
+        }
     }
 
     #[test]

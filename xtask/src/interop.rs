@@ -1,5 +1,5 @@
-//! `cargo xtask interop`: our server (and, once it exists, our client) against the official
-//! TypeScript and Python SDKs. Each pair is a real server process and a real client process:
+//! `cargo xtask interop`: our server and our client against the official TypeScript SDK (v1
+//! and v2) and Python SDK (2.x and 1.x). Each pair is a real server process and a real client process:
 //! the server prints its address, the client script runs one scenario against it and prints
 //! `ok: ...` or `FAIL (step): reason`. `interop/README.md` says what each scenario checks.
 
@@ -16,16 +16,22 @@ use crate::tools;
 /// One side of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Peer {
-    /// This repository: `examples/echo_server.rs` as a server; as a client, a program over
-    /// `mcp-streamable-client` that is not written yet.
+    /// This repository: `examples/echo_server.rs` as a server, `examples/interop_client.rs` as
+    /// a client.
     Ours,
-    /// The TypeScript SDK: `interop/ts/client.mjs`, `interop/ts/server.mjs`.
+    /// The TypeScript SDK v1 (`@modelcontextprotocol/sdk`): `interop/ts/client.mjs`,
+    /// `interop/ts/server.mjs`.
     Ts,
-    /// The Python SDK: `interop/py/client.py`, `interop/py/server.py`.
+    /// The TypeScript SDK v2 (`@modelcontextprotocol/client` and `server`), the first to speak
+    /// 2026-07-28: `interop/ts2/client.mjs`, `interop/ts2/server.mjs`.
+    Ts2,
+    /// The Python SDK 2.x: `interop/py/client.py`, `interop/py/server.py`.
     Py,
+    /// The Python SDK's 1.x line: `interop/py1/client.py`.
+    Py1,
 }
 
-use Peer::{Ours, Py, Ts};
+use Peer::{Ours, Py, Py1, Ts, Ts2};
 
 /// A client against a server, running one scenario.
 #[derive(Debug)]
@@ -68,6 +74,10 @@ const PAIRS: &[Pair] = &[
     // SDK's discovery probe.
     pair(Py, Ours, &[], "modern"),
     pair(Py, Ours, &[], "auto"),
+    pair(Ts2, Ours, &[], "modern"),
+    pair(Ts2, Ours, &[], "auto"),
+    // The Python SDK's 1.x line, which many deployed clients still run (logging/setLevel first).
+    pair(Py1, Ours, &[], "full"),
     // Our client (`examples/interop_client.rs`) against the SDK servers.
     pair(Ours, Ts, &["--event-store"], "full"),
     pair(Ours, Py, &[], "full"),
@@ -76,6 +86,10 @@ const PAIRS: &[Pair] = &[
     pair(Ours, Py, &["--json-response"], "json"),
     pair(Ours, Ts, &["--stateless"], "stateless"),
     pair(Ours, Py, &["--stateless"], "stateless"),
+    // The TypeScript SDK v2's server, in both eras: 2025-era requests served statelessly (its
+    // default), and 2026-07-28.
+    pair(Ours, Ts2, &[], "full"),
+    pair(Ours, Ts2, &[], "modern"),
 ];
 
 impl fmt::Display for Pair {
@@ -84,12 +98,16 @@ impl fmt::Display for Pair {
         let client = match self.client {
             Ours => "our-client",
             Ts => "ts-client",
+            Ts2 => "ts2-client",
             Py => "py-client",
+            Py1 => "py1-client",
         };
         let server = match self.server {
             Ours => "echo_server",
             Ts => "ts-server",
+            Ts2 => "ts2-server",
             Py => "py-server",
+            Py1 => "py1-server",
         };
         write!(f, "{client} -> {server}")?;
         for flag in self.flags {
@@ -177,7 +195,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 #[derive(Debug)]
 struct Peers {
     node: Option<tools::Node>,
+    node_v2: Option<tools::Node>,
     python: Option<tools::Python>,
+    python_v1: Option<tools::Python>,
     echo_server: Option<PathBuf>,
     interop_client: Option<PathBuf>,
     /// `target/interop`: one directory of logs per pair.
@@ -188,7 +208,9 @@ impl Peers {
     fn prepare(pairs: &[&Pair]) -> Result<Peers> {
         let uses = |peer: Peer| pairs.iter().any(|p| p.client == peer || p.server == peer);
         let node = uses(Ts).then(tools::node).transpose()?;
+        let node_v2 = uses(Ts2).then(tools::node_v2).transpose()?;
         let python = uses(Py).then(tools::python).transpose()?;
+        let python_v1 = uses(Py1).then(tools::python_v1).transpose()?;
         let echo_server = if pairs.iter().any(|p| p.server == Ours) {
             Some(build_example("echo_server")?)
         } else {
@@ -201,14 +223,16 @@ impl Peers {
         };
         Ok(Peers {
             node,
+            node_v2,
             python,
+            python_v1,
             echo_server,
             interop_client,
             logs: target_dir()?.join("interop"),
         })
     }
 
-    fn server(&self, pair: &Pair) -> Command {
+    fn server(&self, pair: &Pair) -> Result<Command> {
         let mut command = match pair.server {
             Ours => {
                 let mut command = Command::new(self.echo_server.as_ref().expect("built"));
@@ -222,17 +246,33 @@ impl Peers {
                 command
             }
             Ts => self.node.as_ref().expect("installed").script("server.mjs"),
+            Ts2 => self
+                .node_v2
+                .as_ref()
+                .expect("installed")
+                .script("server.mjs"),
             Py => self.python.as_ref().expect("installed").script("server.py"),
+            Py1 => bail!("the Python SDK 1.x peer is a client only"),
         };
         command.args(pair.flags);
-        command
+        Ok(command)
     }
 
     fn client(&self, pair: &Pair, url: &str) -> Result<Command> {
         let mut command = match pair.client {
             Ours => Command::new(self.interop_client.as_ref().expect("built")),
             Ts => self.node.as_ref().expect("installed").script("client.mjs"),
+            Ts2 => self
+                .node_v2
+                .as_ref()
+                .expect("installed")
+                .script("client.mjs"),
             Py => self.python.as_ref().expect("installed").script("client.py"),
+            Py1 => self
+                .python_v1
+                .as_ref()
+                .expect("installed")
+                .script("client.py"),
         };
         command.args([url, pair.scenario]);
         Ok(command)
@@ -259,7 +299,7 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         report
     };
     let mut server = Server::start(
-        peers.server(pair),
+        peers.server(pair).map_err(|e| format!("{e:#}"))?,
         &file("server.out"),
         &file("server.err"),
         peer::SERVER_START_TIMEOUT,
@@ -337,9 +377,14 @@ mod tests {
         assert!(names.contains(&"py-client -> echo_server --json-response (json)".to_string()));
         assert!(names.contains(&"py-client -> echo_server (modern)".to_string()));
         assert!(names.contains(&"py-client -> echo_server (auto)".to_string()));
+        assert!(names.contains(&"ts2-client -> echo_server (auto)".to_string()));
+        assert!(names.contains(&"our-client -> ts2-server (modern)".to_string()));
+        assert!(names.contains(&"py1-client -> echo_server (full)".to_string()));
         for (i, name) in names.iter().enumerate() {
             assert!(!names[i + 1..].contains(name), "{name} twice");
         }
+        // interop/py1 has a client only.
+        assert!(PAIRS.iter().all(|pair| pair.server != Py1));
         assert_eq!(
             pair(Ours, Ts, &["--event-store"], "full").to_string(),
             "our-client -> ts-server --event-store (full)"
@@ -353,9 +398,11 @@ mod tests {
         let root = crate::project_root();
         for pair in PAIRS {
             let script = match pair.client {
-                Ours => continue,
+                Ours => "examples/interop_client.rs",
                 Ts => "interop/ts/client.mjs",
+                Ts2 => "interop/ts2/client.mjs",
                 Py => "interop/py/client.py",
+                Py1 => "interop/py1/client.py",
             };
             let text = fs::read_to_string(root.join(script)).unwrap();
             let quoted = [

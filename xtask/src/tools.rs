@@ -1,7 +1,8 @@
 //! The runtimes of the interop and conformance suites, installed under `.tools/` (ignored by git)
 //! and reused while their pins match a stamp file: Node.js and npm from the npm registry, npm
-//! packages with `npm ci` from a committed lock file (the TypeScript SDK, the conformance suite),
-//! and a Python venv with the Python SDK from PyPI. A fresh CI machine needs only curl, tar,
+//! packages with `npm ci` from a committed lock file (the TypeScript SDK, v1 in `interop/ts` and
+//! v2 in `interop/ts2`, the conformance suite), and Python venvs with the Python SDK from PyPI
+//! (2.x in `.tools/py`, 1.x in `.tools/py1`). A fresh CI machine needs only curl, tar,
 //! sha512sum and, for the Python SDK, python3 (3.11 or later, with its `venv` module).
 
 use std::{
@@ -31,32 +32,35 @@ const MIN_PYTHON: (u32, u32) = (3, 11);
 /// The file, in each install, that says which pins it was made from.
 const STAMP: &str = ".interop-stamp";
 
-/// The installed Node.js runtime and the TypeScript SDK under `interop/ts/node_modules`.
+/// The installed Node.js runtime and a TypeScript SDK under `interop/<dir>/node_modules`.
 #[derive(Debug)]
 pub(crate) struct Node {
     node: PathBuf,
+    /// `interop/ts` or `interop/ts2`, where the scripts are.
+    dir: PathBuf,
 }
 
 impl Node {
-    /// `node SCRIPT` for a script under `interop/ts/`.
+    /// `node SCRIPT` for a script of this SDK's directory.
     pub(crate) fn script(&self, script: &str) -> Command {
-        let dir = crate::project_root().join("interop/ts");
         let mut command = Command::new(&self.node);
-        command.arg(dir.join(script)).current_dir(dir);
+        command.arg(self.dir.join(script)).current_dir(&self.dir);
         command
     }
 }
 
-/// The venv holding the Python SDK.
+/// A venv holding a Python SDK.
 #[derive(Debug)]
 pub(crate) struct Python {
     python: PathBuf,
+    /// `interop/py` or `interop/py1`, where the scripts are.
+    dir: PathBuf,
 }
 
 impl Python {
-    /// `python SCRIPT` for a script under `interop/py/`.
+    /// `python SCRIPT` for a script of this SDK's directory.
     pub(crate) fn script(&self, script: &str) -> Command {
-        let dir = crate::project_root().join("interop/py");
+        let dir = &self.dir;
         let mut command = Command::new(&self.python);
         command
             .arg(dir.join(script))
@@ -67,21 +71,27 @@ impl Python {
     }
 }
 
-/// Node.js and npm in `.tools/node`, then `npm ci` in `interop/ts`, each skipped when its stamp
-/// matches.
+/// Node.js and npm in `.tools/node`, then `npm ci` in `interop/ts` (the TypeScript SDK v1), each
+/// skipped when its stamp matches.
 pub(crate) fn node() -> Result<Node> {
-    let node = Node {
-        node: node_runtime()?,
-    };
-    let ts = crate::project_root().join("interop/ts");
-    let package =
-        fs::read_to_string(ts.join("package.json")).context("reading interop/ts/package.json")?;
-    let sdk = pinned_npm(&package, "@modelcontextprotocol/sdk").unwrap_or("?");
-    npm_ci(
-        &ts,
-        &format!("the TypeScript SDK (@modelcontextprotocol/sdk {sdk})"),
-    )?;
-    Ok(node)
+    node_with("interop/ts", "@modelcontextprotocol/sdk")
+}
+
+/// The same for `interop/ts2`: the TypeScript SDK v2, whose client and server are packages of
+/// their own and speak 2026-07-28.
+pub(crate) fn node_v2() -> Result<Node> {
+    node_with("interop/ts2", "@modelcontextprotocol/client")
+}
+
+/// Node.js, then `npm ci` in `dir`, whose `package.json` pins `sdk`.
+fn node_with(dir: &str, sdk: &str) -> Result<Node> {
+    let node = node_runtime()?;
+    let ts = crate::project_root().join(dir);
+    let package = fs::read_to_string(ts.join("package.json"))
+        .with_context(|| format!("reading {dir}/package.json"))?;
+    let version = pinned_npm(&package, sdk).unwrap_or("?");
+    npm_ci(&ts, &format!("the TypeScript SDK ({sdk} {version})"))?;
+    Ok(Node { node, dir: ts })
 }
 
 /// Node.js and npm in `.tools/node`, skipped when the stamp matches; the path of `node`.
@@ -187,15 +197,28 @@ fn fetch_npm_package(name: &str, version: &str, sha512: &str, into: &Path) -> Re
 }
 
 /// A venv in `.tools/py` made with the machine's `python3`, with `interop/py/requirements.txt`
-/// installed, both skipped when the stamp matches.
+/// (the Python SDK 2.x) installed, both skipped when the stamp matches.
 pub(crate) fn python() -> Result<Python> {
+    python_with("py")
+}
+
+/// The same in `.tools/py1` from `interop/py1/requirements.txt`: the Python SDK's 1.x line.
+pub(crate) fn python_v1() -> Result<Python> {
+    python_with("py1")
+}
+
+/// A venv in `.tools/<name>` with `interop/<name>/requirements.txt` installed.
+fn python_with(name: &str) -> Result<Python> {
     let root = crate::project_root();
-    let venv = root.join(".tools/py");
+    let venv = root.join(".tools").join(name);
+    let dir = root.join("interop").join(name);
     let python = Python {
         python: venv.join("bin/python"),
+        dir: dir.clone(),
     };
-    let requirements = root.join("interop/py/requirements.txt");
-    let pins = fs::read_to_string(&requirements).context("reading interop/py/requirements.txt")?;
+    let requirements = dir.join("requirements.txt");
+    let pins = fs::read_to_string(&requirements)
+        .with_context(|| format!("reading interop/{name}/requirements.txt"))?;
     let sdk = pinned_pip(&pins, "mcp").unwrap_or("?");
     let what = format!("the Python SDK (mcp=={sdk})");
     let version = cmd::output(Command::new("python3").arg("--version")).with_context(|| {
@@ -221,8 +244,12 @@ pub(crate) fn python() -> Result<Python> {
         return Ok(python);
     }
     remove_dir(&venv)?;
-    cmd::run(to_stderr(Command::new("python3").args(["-m", "venv"]).arg(&venv))).context(
-        "could not create a Python venv in .tools/py (on Debian and Ubuntu, `apt install python3-venv`)",
+    cmd::run(to_stderr(Command::new("python3").args(["-m", "venv"]).arg(&venv))).with_context(
+        || {
+            format!(
+                "could not create a Python venv in .tools/{name} (on Debian and Ubuntu, `apt install python3-venv`)"
+            )
+        },
     )?;
     let mut pip = Command::new(&python.python);
     pip.args([
@@ -239,16 +266,22 @@ pub(crate) fn python() -> Result<Python> {
     Ok(python)
 }
 
-/// The pinned SDK versions, for the log: `@modelcontextprotocol/sdk 1.32.2, mcp 2.3.0`.
+/// The pinned SDK versions, for the log: `@modelcontextprotocol/sdk 1.32.2,
+/// @modelcontextprotocol/client and server 2.4.0, mcp 2.3.0 and 1.30.0`.
 pub(crate) fn sdk_versions() -> String {
     let root = crate::project_root();
     let read = |path: &str| fs::read_to_string(root.join(path)).unwrap_or_default();
     let ts = read("interop/ts/package.json");
+    let ts2 = read("interop/ts2/package.json");
     let py = read("interop/py/requirements.txt");
+    let py1 = read("interop/py1/requirements.txt");
     format!(
-        "node {NODE_VERSION}, @modelcontextprotocol/sdk {}, mcp {}",
+        "node {NODE_VERSION}, @modelcontextprotocol/sdk {}, @modelcontextprotocol/client {} and server {}, mcp {} and {}",
         pinned_npm(&ts, "@modelcontextprotocol/sdk").unwrap_or("?"),
-        pinned_pip(&py, "mcp").unwrap_or("?")
+        pinned_npm(&ts2, "@modelcontextprotocol/client").unwrap_or("?"),
+        pinned_npm(&ts2, "@modelcontextprotocol/server").unwrap_or("?"),
+        pinned_pip(&py, "mcp").unwrap_or("?"),
+        pinned_pip(&py1, "mcp").unwrap_or("?"),
     )
 }
 

@@ -1,4 +1,4 @@
-//! rmcp 3.9.0's own client: `().serve(transport)`-style startup over its
+//! rmcp 3.11.0's own client: `().serve(transport)`-style startup over its
 //! `StreamableHttpClientTransport`, then `call_tool` from every caller on the one
 //! `RunningService`, as an rmcp application would.
 

@@ -35,7 +35,7 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
     },
     ClientKind {
         key: "rmcp",
-        label: "rmcp 3.9.0",
+        label: "rmcp 3.11.0",
         description: "rmcp's own client (`serve`, then `call_tool` on the `RunningService`) \
                       over `StreamableHttpClientTransport::from_config`, \
                       `max_concurrent_requests` = callers: its default reqwest client keeps no \
@@ -45,7 +45,7 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
     },
     ClientKind {
         key: "rmcp-pooled",
-        label: "rmcp 3.9.0, reqwest pool",
+        label: "rmcp 3.11.0, reqwest pool",
         description: "the same rmcp client over a reqwest client with reqwest's default pool \
                       (idle connections kept, `TCP_NODELAY`): what rmcp costs without a new \
                       connection per POST",

@@ -64,8 +64,8 @@ pub(crate) const SERVERS: &[ServerKind] = &[
     },
     ServerKind {
         key: "rmcp",
-        label: "rmcp 3.9.0, stateful, SSE",
-        description: "`rmcp-echo`: rmcp 3.9.0's `StreamableHttpService` with \
+        label: "rmcp 3.11.0, stateful, SSE",
+        description: "`rmcp-echo`: rmcp 3.11.0's `StreamableHttpService` with \
                       `LocalSessionManager`, `legacy_session_mode: true`, `json_response: \
                       false`, otherwise its defaults; the same `echo` tool, written without \
                       macros",

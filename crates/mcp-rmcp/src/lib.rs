@@ -64,9 +64,26 @@
 //! # let _ = build();
 //! ```
 //!
+//! # Errors
+//!
+//! The transport's errors reach rmcp as [`Error`], whose message carries the whole chain of
+//! causes: rmcp prints an error with `Display` only, so a 401 from a Streamable HTTP server
+//! reads `... protocol error: server answered 401 Unauthorized: <the server's body>, when send
+//! initialize request`, not a bare "protocol error".
+//!
+//! # Versions
+//!
+//! The adapter works with rmcp 3.9 and later 3.x releases. Since 3.11, rmcp's default handlers
+//! answer the methods of a capability the handler did not advertise (`prompts/list` without
+//! `prompts`) with -32601: advertise every capability the handler implements in `get_info`.
+//!
 //! Messages cross between the two libraries' types through their JSON encoding: the adapter
 //! costs one encode and one parse per message, paid only by those who use rmcp.
 #![deny(missing_docs, missing_debug_implementations)]
+
+mod error;
+
+pub use error::Error;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -74,7 +91,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Response, code};
-use mcp_transport::{Connection, Error, ErrorKind, Outgoing, Sender};
+use mcp_transport::{Connection, ErrorKind, Outgoing, Sender};
 use rmcp::model::{GetExtensions, JsonRpcMessage};
 use rmcp::service::{
     OriginatingRequestId, RoleClient, RoleServer, RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage,
@@ -177,16 +194,15 @@ impl<C: Connection, R> fmt::Debug for RmcpTransport<C, R> {
 }
 
 /// rmcp's message type to ours, through JSON.
-fn to_ours<T: Serialize>(message: &T) -> Result<Message, Error> {
-    let bytes =
-        serde_json::to_vec(message).map_err(|e| Error::new(ErrorKind::InvalidMessage, e))?;
+fn to_ours<T: Serialize>(message: &T) -> Result<Message, mcp_transport::Error> {
+    let invalid = |e: Box<dyn std::error::Error + Send + Sync>| {
+        mcp_transport::Error::new(ErrorKind::InvalidMessage, e)
+    };
+    let bytes = serde_json::to_vec(message).map_err(|e| invalid(e.into()))?;
     match mcp_jsonrpc::parse(&bytes) {
         Ok(Body::Single(message)) => Ok(message),
-        Ok(Body::Batch(_)) => Err(Error::new(
-            ErrorKind::InvalidMessage,
-            "rmcp produced a batch",
-        )),
-        Err(e) => Err(Error::new(ErrorKind::InvalidMessage, e)),
+        Ok(Body::Batch(_)) => Err(invalid("rmcp produced a batch".into())),
+        Err(e) => Err(invalid(e.into())),
     }
 }
 
@@ -228,7 +244,7 @@ where
             out
         });
         let sender = self.sender.clone();
-        async move { sender.send(converted?).await }
+        async move { Ok(sender.send(converted?).await?) }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
@@ -237,11 +253,13 @@ where
                 Ok(Some(message)) => message,
                 Ok(None) => return None,
                 Err(err) if err.is_recoverable() => {
-                    tracing::warn!(error = %err, "skipped a message the transport could not read");
+                    let error = Error::from(err);
+                    tracing::warn!(%error, "skipped a message the transport could not read");
                     continue;
                 }
                 Err(err) => {
-                    tracing::debug!(error = %err, "connection failed");
+                    let error = Error::from(err);
+                    tracing::debug!(%error, "connection failed");
                     return None;
                 }
             };
@@ -266,6 +284,7 @@ where
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Error>> + Send {
-        self.connection.close()
+        let closed = self.connection.close();
+        async move { Ok(closed.await?) }
     }
 }

@@ -15,3 +15,17 @@ pub use mcp_streamable_server as server;
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub use mcp_streamable_client as client;
+
+/// rmcp services and clients over these transports: `mcp-rmcp` (feature `rmcp`).
+///
+/// Named `rmcp_adapter`, not `rmcp`, so that importing it does not shadow the `rmcp` crate
+/// itself, whose `ServerHandler` and macros an application uses beside it.
+#[cfg(feature = "rmcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
+pub use mcp_rmcp as rmcp_adapter;
+
+/// The `http` crate the server and client speak (`Request`, `HeaderValue`, `StatusCode`), so
+/// that its version always matches theirs (features `server`, `client`).
+#[cfg(any(feature = "server", feature = "client"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "server", feature = "client"))))]
+pub use http;

@@ -1,5 +1,7 @@
 //! Integration tests of `mcp-rmcp`: rmcp services over this project's transports.
 
+mod errors;
+
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -161,6 +163,31 @@ async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
     };
     assert_eq!(params["data"], "related");
     assert!(matches!(&got[1], Message::Response(r) if !r.is_error()));
+
+    // rmcp (from 3.11) refuses the methods of capabilities the handler did not advertise, and
+    // the refusal comes back on the request's own stream: `Tools` advertises tools only.
+    for (id, method) in [
+        (5, "prompts/list"),
+        (6, "resources/list"),
+        (7, "completion/complete"),
+    ] {
+        let params = if method == "completion/complete" {
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}})
+        } else {
+            json!({})
+        };
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let got = messages(service.handle(post(Some(&session), request)).await).await;
+        let refusal = match &got[..] {
+            [Message::Response(r)] => r.result().err().map(|e| e.code),
+            _ => None,
+        };
+        assert_eq!(
+            refusal,
+            Some(mcp_jsonrpc::code::METHOD_NOT_FOUND),
+            "{method}: {got:?}"
+        );
+    }
 
     // A request rmcp cannot read is answered, not left hanging.
     let bad = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}});

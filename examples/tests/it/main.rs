@@ -1,0 +1,8 @@
+//! Integration tests of the example servers' applications, driven through a
+//! `StreamableHttpService` without sockets (`svc.handle(request)`, then the body collected).
+
+#[path = "../../support/echo_app.rs"]
+#[allow(dead_code)] // The tests use only part of what the example uses.
+mod echo_app;
+
+mod echo;

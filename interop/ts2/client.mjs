@@ -1,0 +1,171 @@
+// The TypeScript SDK v2's client (`@modelcontextprotocol/client`) against a Streamable HTTP server
+// (ours: examples/echo_server.rs), on the 2026-07-28 protocol.
+//
+//   node client.mjs URL SCENARIO
+//
+// Scenarios:
+//   modern  the client pinned to 2026-07-28 (`mode: { pin }`): its connect-time server/discover
+//           must offer that revision, with no fallback
+//   auto    the client's probe (`mode: 'auto'`): server/discover, then 2026-07-28 because the
+//           answer is modern evidence (a legacy server would get `initialize`)
+// Neither sends `initialize`; both read the server's name from the discovery result's `_meta`.
+// Both then list the tools, call `echo` and `progress` (every progress notification in order,
+// before the result), and check the wire: only POSTs, each with `MCP-Protocol-Version:
+// 2026-07-28`, no `Mcp-Session-Id` ever.
+//
+// Prints `ok: ...` and exits 0, or `FAIL (step): reason` and exits 1. It never runs longer than
+// OVERALL_TIMEOUT_MS.
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const OVERALL_TIMEOUT_MS = 60_000;
+const MODERN = '2026-07-28';
+const TOOLS = ['broadcast', 'echo', 'ping_client', 'progress', 'sleep'];
+
+let currentStep = 'start';
+
+function fail(reason) {
+  console.log(`FAIL (${currentStep}): ${reason}`);
+  process.exit(1);
+}
+
+setTimeout(() => fail(`timed out after ${OVERALL_TIMEOUT_MS / 1000} s`), OVERALL_TIMEOUT_MS);
+
+async function step(name, body) {
+  currentStep = name;
+  return await body();
+}
+
+function check(condition, message) {
+  if (!condition) {
+    throw new Error(message);
+  }
+}
+
+function same(actual, expected) {
+  return JSON.stringify(actual) === JSON.stringify(expected);
+}
+
+/** The first text of a tool result. */
+function text(result) {
+  return result?.content?.[0]?.text;
+}
+
+/**
+ * A `fetch` that remembers every exchange (`POST tools/call echo -> 200 application/json`), with
+ * the request's protocol version and the answer's session id, so checks can look at the wire and
+ * failures can show it.
+ */
+function recordingFetch(log) {
+  return async (url, init = {}) => {
+    const method = init.method ?? 'GET';
+    let what = method;
+    if (method === 'POST' && typeof init.body === 'string') {
+      try {
+        const message = JSON.parse(init.body);
+        what = `POST ${message.method ?? 'response'}${message.params?.name ? ` ${message.params.name}` : ''}`;
+      } catch {
+        // Not JSON: the exchange is still worth recording.
+      }
+    }
+    const version = new Headers(init.headers).get('mcp-protocol-version');
+    const entry = { what, version, status: undefined, type: undefined, session: undefined };
+    log.push(entry);
+    const response = await fetch(url, init);
+    entry.status = response.status;
+    entry.type = response.headers.get('content-type')?.split(';')[0];
+    entry.session = response.headers.get('mcp-session-id') ?? undefined;
+    return response;
+  };
+}
+
+/** With INTEROP_VERBOSE=1, details go to stderr; stdout keeps its one line. */
+function verbose(line) {
+  if (process.env.INTEROP_VERBOSE) {
+    console.error(line);
+  }
+}
+
+/** The message of `error` and of its cause (`fetch failed` says nothing without it). */
+function describe(error) {
+  const cause = error?.cause ? ` (${error.cause.message ?? error.cause})` : '';
+  return `${error?.message ?? error}${cause}`;
+}
+
+function showLog(log) {
+  return log
+    .map(e => `${e.what} [${e.version ?? '-'}] -> ${e.status ?? '...'}${e.type ? ` ${e.type}` : ''}`)
+    .join('; ');
+}
+
+async function run(url, scenario) {
+  const log = [];
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(log) });
+  const mode = scenario === 'modern' ? { pin: MODERN } : 'auto';
+  const client = new Client(
+    { name: 'interop-ts2-client', version: '0.0.0' },
+    { versionNegotiation: { mode } },
+  );
+  try {
+    await step('connect', async () => {
+      await client.connect(transport);
+      const version = client.getNegotiatedProtocolVersion();
+      check(version === MODERN, `negotiated ${version}, expected ${MODERN}`);
+      const first = log[0]?.what;
+      check(first === 'POST server/discover', `the first exchange was ${first}, expected the server/discover probe`);
+      const offered = client.getDiscoverResult()?.supportedVersions ?? [];
+      check(offered.includes(MODERN), `server/discover offered ${JSON.stringify(offered)}`);
+      const server = client.getServerVersion();
+      check(server?.name === 'echo_server', `the server is named ${JSON.stringify(server)}, expected echo_server`);
+      check(!log.some(e => e.what === 'POST initialize'), 'the client sent initialize');
+    });
+    await step('tools/list', async () => {
+      const { tools } = await client.listTools();
+      const names = tools.map(tool => tool.name).sort();
+      check(same(names, TOOLS), `tools ${JSON.stringify(names)}, expected ${JSON.stringify(TOOLS)}`);
+    });
+    await step('echo', async () => {
+      const result = await client.callTool({ name: 'echo', arguments: { text: 'hello from the ts sdk v2' } });
+      check(text(result) === 'hello from the ts sdk v2', `echo answered ${JSON.stringify(result)}`);
+    });
+    await step('progress', async () => {
+      const seen = [];
+      const result = await client.callTool(
+        { name: 'progress', arguments: { steps: 5, delay_ms: 10 } },
+        { onprogress: ({ progress, total }) => seen.push([progress, total]) },
+      );
+      check(text(result) === 'done', `progress answered ${JSON.stringify(result)}`);
+      const expected = [1, 2, 3, 4, 5].map(n => [n, 5]);
+      check(same(seen, expected), `progress notifications ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`);
+      const answered = log.find(e => e.what === 'POST tools/call progress')?.type;
+      check(answered === 'text/event-stream', `progress was answered with ${answered}, expected text/event-stream`);
+    });
+    await step('wire', async () => {
+      const other = log.find(e => !e.what.startsWith('POST'));
+      check(!other, `a ${other?.what} was made; 2026-07-28 is POSTs only`);
+      const unversioned = log.find(e => e.version !== MODERN);
+      check(!unversioned, `${unversioned?.what} carried MCP-Protocol-Version ${unversioned?.version}`);
+      const session = log.find(e => e.session);
+      check(!session, `${session?.what} was answered with Mcp-Session-Id ${session?.session}`);
+    });
+  } catch (error) {
+    fail(`${describe(error)}\n  wire: ${showLog(log)}`);
+  }
+  verbose(`wire: ${showLog(log)}`);
+  await client.close();
+  const opening = scenario === 'modern' ? 'pinned to 2026-07-28 by server/discover' : 'server/discover probe, then 2026-07-28';
+  return `${opening}: tools/list, echo, progress (5 in order), POSTs only, no session`;
+}
+
+async function main() {
+  const [url, scenario] = process.argv.slice(2);
+  if (!url || !['modern', 'auto'].includes(scenario)) {
+    console.log('usage: node client.mjs URL modern|auto');
+    process.exit(2);
+  }
+  const what = await run(url, scenario);
+  console.log(`ok: ts2-client ${scenario}: ${what}`);
+  process.exit(0);
+}
+
+main().catch(error => fail(error?.stack ?? String(error)));
