@@ -3,3 +3,4 @@
 mod malformed;
 mod roundtrip;
 mod rows;
+mod spec;
