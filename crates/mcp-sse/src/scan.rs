@@ -211,7 +211,8 @@ impl Scanner {
 
     /// The bytes held for the event being read: its partial line, data, name and id, plus input
     /// fed but not scanned yet. After `next_event` returns `Ok(None)` this is at most
-    /// [`max_event_size`](Scanner::max_event_size).
+    /// [`max_event_size`](Scanner::max_event_size), or two bytes that may yet be the start of a
+    /// byte order mark, at the start of a stream, whichever is more.
     pub fn buffered_len(&self) -> usize {
         self.buf.len() - self.start + self.block.size()
     }
