@@ -14,6 +14,9 @@
 //!   (`conformance/`), pinned, against our server (`examples/conformance_server.rs`) and our
 //!   client (`examples/conformance_client.rs`); it prints the suite's totals and ends with
 //!   `N passed, N failed`.
+//! - `cargo xtask fuzz [--cases N | --seconds S]`: the differential fuzzers of `mcp-jsonrpc` and
+//!   `mcp-sse` (proptest, stable toolchain), longer than the short round `cargo test` runs:
+//!   a minute per target by default, in an optimised build that keeps overflow checks.
 //! - `cargo xtask help`: the usage text.
 //!
 //! `cargo test -p xtask` also runs the tidy tests (`src/tidy.rs`), which keep the source tree
@@ -25,6 +28,7 @@ mod bench;
 mod ci;
 mod cmd;
 mod conformance;
+mod fuzz;
 mod interop;
 #[cfg(test)]
 mod layers;
@@ -57,6 +61,10 @@ commands:
                               FILTERs pick scenarios whose names contain one, e.g.
                               `cargo xtask conformance sse` or `cargo xtask conformance client/`
   conformance --list          list the scenarios (server/NAME, client/NAME)
+  fuzz [--cases N | --seconds S]
+                              run the differential fuzzers of mcp-jsonrpc and mcp-sse
+                              longer than `cargo test` does: N cases or S seconds per
+                              target (default: --seconds 60)
   help                        print this text";
 
 /// What the command line asked for.
@@ -67,6 +75,7 @@ enum Command {
     Bench(bench::Options),
     Interop(interop::Options),
     Conformance(conformance::Options),
+    Fuzz(fuzz::Options),
 }
 
 /// A command line xtask does not accept; it exits with status 2.
@@ -108,6 +117,7 @@ fn main() -> ExitCode {
         Command::Bench(options) => bench::run(&options),
         Command::Interop(options) => interop::run(&options),
         Command::Conformance(options) => conformance::run(&options),
+        Command::Fuzz(options) => fuzz::run(&options),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -128,6 +138,7 @@ fn parse(args: &[String]) -> Result<Command, UsageError> {
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "interop" => interop::parse(rest).map(Command::Interop),
         "conformance" => conformance::parse(rest).map(Command::Conformance),
+        "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
         other => Err(UsageError::new(format!("unknown command '{other}'"))),
     }
 }
@@ -161,6 +172,21 @@ mod tests {
         let error = parse(&args("deploy")).unwrap_err();
         assert_eq!(error.message, "unknown command 'deploy'");
         assert!(error.show_usage);
+    }
+
+    #[test]
+    fn fuzz_takes_its_budget() {
+        assert_eq!(
+            parse(&args("fuzz")),
+            Ok(Command::Fuzz(fuzz::Options::default()))
+        );
+        assert!(matches!(
+            parse(&args("fuzz --cases 10")),
+            Ok(Command::Fuzz(_))
+        ));
+        let error = parse(&args("fuzz --slow")).unwrap_err();
+        assert_eq!(error.message, "unknown option '--slow' for fuzz");
+        assert!(USAGE.contains("fuzz [--cases N | --seconds S]"));
     }
 
     #[test]

@@ -20,7 +20,23 @@ use crate::{ErrorObject, Response, code};
 pub struct Error {
     kind: Kind,
     index: Option<usize>,
-    source: Option<serde_json::Error>,
+    source: Option<Source>,
+}
+
+/// What the error came from: serde_json, or the check that the body is UTF-8.
+#[derive(Debug)]
+enum Source {
+    Json(serde_json::Error),
+    Utf8(std::str::Utf8Error),
+}
+
+impl Source {
+    fn as_error(&self) -> &(dyn std::error::Error + 'static) {
+        match self {
+            Source::Json(error) => error,
+            Source::Utf8(error) => error,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,16 +50,31 @@ pub(crate) enum Kind {
 }
 
 impl Error {
-    pub(crate) fn from_json(err: serde_json::Error, index: Option<usize>) -> Self {
-        let kind = if err.is_data() {
-            Kind::Invalid
-        } else {
-            Kind::Syntax
-        };
+    /// The bytes are not JSON text (RFC 8259), as serde_json found.
+    pub(crate) fn syntax(err: serde_json::Error) -> Self {
         Error {
-            kind,
+            kind: Kind::Syntax,
+            index: None,
+            source: Some(Source::Json(err)),
+        }
+    }
+
+    /// The bytes are not UTF-8, so not JSON text exchanged between systems (RFC 8259 section
+    /// 8.1).
+    pub(crate) fn utf8(err: std::str::Utf8Error) -> Self {
+        Error {
+            kind: Kind::Syntax,
+            index: None,
+            source: Some(Source::Utf8(err)),
+        }
+    }
+
+    /// JSON text, but the body (or its element `index`) is not a message.
+    pub(crate) fn invalid(err: serde_json::Error, index: Option<usize>) -> Self {
+        Error {
+            kind: Kind::Invalid,
             index,
-            source: Some(err),
+            source: Some(Source::Json(err)),
         }
     }
 
@@ -79,7 +110,7 @@ impl Error {
     /// included, since the peer that sent the body is the one who must fix it.
     pub fn to_error_object(&self) -> ErrorObject {
         let message = match &self.source {
-            Some(source) => format!("{self}: {source}"),
+            Some(source) => format!("{self}: {}", source.as_error()),
             None => self.to_string(),
         };
         ErrorObject::new(self.code(), message)
@@ -107,8 +138,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        self.source.as_ref().map(Source::as_error)
     }
 }

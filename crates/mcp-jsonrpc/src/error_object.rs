@@ -1,5 +1,8 @@
 //! The error object of an error response, and the standard error codes.
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -31,7 +34,11 @@ pub mod code {
 /// let err = ErrorObject::new(code::METHOD_NOT_FOUND, "no method named frobnicate");
 /// assert_eq!(err.code, -32601);
 /// ```
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Reading one takes exactly what JSON-RPC 2.0 section 5.1 describes: an object (not an array,
+/// which serde would otherwise read member by member) with an integer `code` and a string
+/// `message`, each given once; other members are ignored.
+#[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ErrorObject {
     /// The error code; see [`code`] for the standard ones.
@@ -39,17 +46,80 @@ pub struct ErrorObject {
     /// A short description of the error, for a person.
     pub message: String,
     /// Additional information, as raw JSON (an explicit `null` is kept as it came).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "raw_some"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Box<RawValue>>,
 }
 
-/// Reads a present `data` member as raw JSON, `null` included, so that it round-trips.
-fn raw_some<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
-    Box::<RawValue>::deserialize(d).map(Some)
+impl<'de> Deserialize<'de> for ErrorObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ErrorObjectVisitor)
+    }
+}
+
+/// A member of an error object.
+enum Field {
+    Code,
+    Message,
+    Data,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Field, E> {
+                Ok(match name {
+                    "code" => Field::Code,
+                    "message" => Field::Message,
+                    "data" => Field::Data,
+                    _ => Field::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(V)
+    }
+}
+
+struct ErrorObjectVisitor;
+
+impl<'de> Visitor<'de> for ErrorObjectVisitor {
+    type Value = ErrorObject;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an error object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorObject, A::Error> {
+        let mut code = None;
+        let mut message = None;
+        // A present `data` is kept as raw JSON, `null` included, so that it round-trips.
+        let mut data = None;
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Code if code.is_some() => return Err(de::Error::duplicate_field("code")),
+                Field::Code => code = Some(map.next_value::<i64>()?),
+                Field::Message if message.is_some() => {
+                    return Err(de::Error::duplicate_field("message"));
+                }
+                Field::Message => message = Some(map.next_value::<String>()?),
+                Field::Data if data.is_some() => return Err(de::Error::duplicate_field("data")),
+                Field::Data => data = Some(map.next_value::<Box<RawValue>>()?),
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(ErrorObject {
+            code: code.ok_or_else(|| de::Error::missing_field("code"))?,
+            message: message.ok_or_else(|| de::Error::missing_field("message"))?,
+            data,
+        })
+    }
 }
 
 impl ErrorObject {

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The id of a request: an integer or a string (J1).
 ///
 /// JSON-RPC also allows fractional numbers, which it discourages and MCP forbids; they are
-/// refused here, as are integers outside the range of `i64`. `null` is not an `Id`: it only
+/// refused here, as are integers outside the range of `i64` and `-0` (read as a float, and one
+/// that could not be answered as written). `null` is not an `Id`: it only
 /// appears in an error response to a request whose id could not be read, which
 /// [`Response`](crate::Response) models as `Option<Id>`.
 ///

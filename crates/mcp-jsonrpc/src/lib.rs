@@ -24,13 +24,24 @@
 //! ```
 //!
 //! What is accepted, exactly (rows J1-J4 of the project's `SPEC.md`):
-//! - `jsonrpc` must be the string `"2.0"`; unknown members are ignored; a member given twice is
-//!   an error.
+//! - A body is JSON text as RFC 8259 has it: UTF-8 throughout, unknown members included, and no
+//!   byte order mark (which section 8.1 lets a parser refuse). Anything else is -32700.
+//! - `jsonrpc` must be the string `"2.0"`; unknown members are ignored; a member of the message
+//!   (or of its error object) given twice is an error, however its name is escaped.
 //! - A request has `id` and `method`; a notification has `method` and no `id`; a response has
-//!   `id` and exactly one of `result` and `error`.
-//! - Ids are strings or integers that fit an `i64`; `null` only in an error response.
-//! - `params` is an object or an array; an explicit `null` is read as absent.
+//!   `id` and exactly one of `result` and `error`, which is an object with an integer `code` and
+//!   a string `message`.
+//! - Ids are strings or integers that fit an `i64` (not `-0`, which would come back as `0`);
+//!   `null` only in an error response. JSON-RPC also allows fractional ids, which MCP forbids.
+//! - `params` is an object or an array; an explicit `null` is read as absent, a leniency beyond
+//!   JSON-RPC, which says only that it may be omitted.
+//! - A string the message is read by (a member name, the method, a string id, the version, the
+//!   error message) must be Unicode text: a lone surrogate escape there makes the body JSON that
+//!   is not a message (-32600). In payloads and unknown members it is kept or skipped unread.
 //! - A body is one message or a non-empty array of messages.
+//!
+//! [`parse`] checks all of this; deserializing a [`Message`] with serde_json directly does not
+//! check the UTF-8 of the members it skips.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod encode;

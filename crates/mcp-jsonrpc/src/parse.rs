@@ -103,7 +103,8 @@ impl ExactSizeIterator for BodyIter {}
 
 /// Parses a body: one message or a non-empty batch (J3).
 ///
-/// Malformed JSON is an error with code -32700; JSON that is not a message (or a batch with an
+/// A body that is not JSON text is an error with code -32700: not UTF-8 throughout (RFC 8259
+/// section 8.1), or outside RFC 8259's grammar. JSON that is not a message (or a batch with an
 /// element that is not) is an error with code -32600 (J4).
 ///
 /// ```
@@ -113,38 +114,42 @@ impl ExactSizeIterator for BodyIter {}
 /// assert!(matches!(body, Body::Single(Message::Notification(_))));
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<Body, Error> {
-    let first = bytes
-        .iter()
+    // serde_json checks the UTF-8 of the strings it reads, but not of those it skips (an unknown
+    // member): check the whole body once, and read it as text, which needs no check again.
+    let text = std::str::from_utf8(bytes).map_err(Error::utf8)?;
+    let first = text
+        .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-    if first != Some(&b'[') {
-        return serde_json::from_slice(bytes)
+    if first != Some(b'[') {
+        return serde_json::from_str(text)
             .map(Body::Single)
-            .map_err(|e| classify(bytes, e));
+            .map_err(|e| classify(text, e));
     }
     // Capture the elements as raw slices first, so that a syntax error anywhere is -32700 and an
-    // invalid element can be named by its position.
-    let elements: Vec<&RawValue> =
-        serde_json::from_slice(bytes).map_err(|e| Error::from_json(e, None))?;
+    // invalid element can be named by its position. Capturing checks the grammar of the whole
+    // array and nothing more, so whatever goes wrong in an element after it is not -32700.
+    let elements: Vec<&RawValue> = serde_json::from_str(text).map_err(Error::syntax)?;
     if elements.is_empty() {
         return Err(Error::empty_batch());
     }
     elements
         .iter()
         .enumerate()
-        .map(|(i, raw)| serde_json::from_str(raw.get()).map_err(|e| Error::from_json(e, Some(i))))
+        .map(|(i, raw)| serde_json::from_str(raw.get()).map_err(|e| Error::invalid(e, Some(i))))
         .collect::<Result<_, _>>()
         .map(Body::Batch)
 }
 
-/// A data error found before the end of the input says nothing about the rest of it: check that
-/// the whole input is JSON before calling it an invalid message rather than a parse error.
-fn classify(bytes: &[u8], err: serde_json::Error) -> Error {
-    if err.is_data()
-        && let Err(syntax) = serde_json::from_slice::<IgnoredAny>(bytes)
-    {
-        return Error::from_json(syntax, None);
+/// Whether a body that is not a message is JSON at all decides its code (J4), and serde_json's
+/// first error does not tell: a data error found before the end says nothing about the rest,
+/// and some errors it calls syntax are within RFC 8259's grammar (a lone surrogate escape, a
+/// number beyond `f64`), failing only because a member could not be held. So check the whole
+/// text against the grammar alone, which skipping a value does, at any depth.
+fn classify(text: &str, err: serde_json::Error) -> Error {
+    match serde_json::from_str::<IgnoredAny>(text) {
+        Ok(IgnoredAny) => Error::invalid(err, None),
+        Err(syntax) => Error::syntax(syntax),
     }
-    Error::from_json(err, None)
 }
 
 impl<'de> Deserialize<'de> for Message {

@@ -112,10 +112,12 @@ impl Block {
             + self.id.as_ref().map_or(0, String::len)
     }
 
-    /// Applies one line that is neither blank nor oversized (E2, E3).
-    fn apply(&mut self, line: &[u8], reconnect: &mut Option<Duration>) {
+    /// Applies one line that is not blank and whose bytes fit within `max` with the block (E2,
+    /// E3), and tells whether the block still fits: replacing invalid UTF-8 with U+FFFD can
+    /// make a value up to three times longer than its bytes.
+    fn apply(&mut self, line: &[u8], max: usize, reconnect: &mut Option<Duration>) -> bool {
         if line[0] == b':' {
-            return;
+            return true;
         }
         // Known field names are at most five bytes long, so the colon that matters is among the
         // first six: a line without one there is an unknown field, not worth searching.
@@ -126,7 +128,7 @@ impl Block {
                 (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
             }
             None if line.len() <= 5 => (line, &[][..]),
-            None => return,
+            None => return true,
         };
         match field {
             b"data" => {
@@ -136,7 +138,15 @@ impl Block {
             }
             b"event" => set_lossy(&mut self.name, value),
             // An id holding NUL is ignored (E3).
-            b"id" if memchr(0, value).is_none() => set_lossy(&mut self.id, value),
+            b"id" if memchr(0, value).is_none() => {
+                // The id outlives an overflow, to become the last event id, so one that would
+                // not fit is not set: the id read before it stands.
+                let others = self.size() - self.id.as_ref().map_or(0, String::len);
+                if others + lossy_len(value) > max {
+                    return false;
+                }
+                set_lossy(&mut self.id, value);
+            }
             b"retry" => {
                 if let Some(retry) = parse_retry(value) {
                     self.retry = Some(retry);
@@ -145,6 +155,7 @@ impl Block {
             }
             _ => {}
         }
+        self.size() <= max
     }
 }
 
@@ -185,7 +196,9 @@ impl Scanner {
     /// This is WHATWG's "last event ID string", which a client sends as `Last-Event-ID` when it
     /// reconnects: an `id` field in a block the stream did not finish does not count, since that
     /// event was not received. It is empty until a block sets it, and an empty `id` field resets
-    /// it to empty. An `id` holding NUL is ignored.
+    /// it to empty. An `id` holding NUL is ignored. An `id` that would take its event past
+    /// [`max_event_size`](Scanner::max_event_size) once decoded is not read (the event is
+    /// dropped as too large), so this is never longer than that bound.
     pub fn last_event_id(&self) -> &str {
         &self.last_event_id
     }
@@ -198,7 +211,8 @@ impl Scanner {
 
     /// The bytes held for the event being read: its partial line, data, name and id, plus input
     /// fed but not scanned yet. After `next_event` returns `Ok(None)` this is at most
-    /// [`max_event_size`](Scanner::max_event_size).
+    /// [`max_event_size`](Scanner::max_event_size), or two bytes that may yet be the start of a
+    /// byte order mark, at the start of a stream, whichever is more.
     pub fn buffered_len(&self) -> usize {
         self.buf.len() - self.start + self.block.size()
     }
@@ -441,9 +455,10 @@ impl Scanner {
         if self.block.size() + (end - start) > self.max_event_size {
             return Err(self.overflow());
         }
-        self.block.apply(&self.buf[start..end], &mut self.retry);
-        // Replacing invalid UTF-8 with U+FFFD can make a value longer than its bytes.
-        if self.block.size() > self.max_event_size {
+        if !self
+            .block
+            .apply(&self.buf[start..end], self.max_event_size, &mut self.retry)
+        {
             return Err(self.overflow());
         }
         Ok(None)
@@ -451,6 +466,7 @@ impl Scanner {
 
     /// Starts discarding the current event. Its `id`, if one was read, is kept: it still becomes
     /// the last event id at the blank line, so a client resuming does not ask for the event again.
+    /// It is within the bound, as nothing else is kept.
     fn overflow(&mut self) -> ScanError {
         self.discarding = true;
         self.block.data = String::new();
@@ -570,6 +586,18 @@ fn push_lossy(dst: &mut String, bytes: &[u8]) {
             }
         }
     }
+}
+
+/// The length of `bytes` once [`push_lossy`] has decoded them: each invalid sequence becomes
+/// the three bytes of U+FFFD.
+fn lossy_len(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .map(|chunk| {
+            let replaced = !chunk.invalid().is_empty();
+            chunk.valid().len() + usize::from(replaced) * char::REPLACEMENT_CHARACTER.len_utf8()
+        })
+        .sum()
 }
 
 fn set_lossy(dst: &mut Option<String>, bytes: &[u8]) {

@@ -82,3 +82,40 @@ fn e4_many_events_one_chunk_each_does_not_grow_the_buffer() {
     }
     assert_eq!(scanner.last_event_id(), "99999");
 }
+
+#[test]
+fn e4_an_id_of_invalid_utf8_stays_within_the_bound() {
+    // Each byte of the `id` line becomes U+FFFD, three bytes: a line that fits the bound makes
+    // an id three times its size. The line goes over the bound, so it is not applied: the id
+    // read before it stands, and nothing held or reported exceeds the bound.
+    for limit in [16, 1024 * 1024] {
+        let mut scanner = Scanner::with_max_event_size(limit);
+        let mut line = b"id: 1\n\nid: ".to_vec();
+        line.extend(std::iter::repeat_n(0xFF, limit - 4));
+        line.push(b'\n');
+        let mut events = Vec::new();
+        for chunk in [&line[..], b"data: x\n\n", b"data: after\n\n"] {
+            scanner.feed(chunk);
+            loop {
+                match scanner.next_event() {
+                    Ok(None) => break,
+                    event => events.push(event.transpose().expect("not None")),
+                }
+            }
+            assert!(
+                scanner.buffered_len() <= limit,
+                "bound {limit}: {} bytes held",
+                scanner.buffered_len()
+            );
+            assert!(scanner.last_event_id().len() <= limit, "bound {limit}");
+        }
+        assert_eq!(
+            events,
+            [
+                Err(ScanError::EventTooLarge { limit }),
+                Ok(Event::new("after"))
+            ]
+        );
+        assert_eq!(scanner.last_event_id(), "1", "bound {limit}");
+    }
+}

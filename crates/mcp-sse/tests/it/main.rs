@@ -1,7 +1,9 @@
 //! The integration tests of `mcp-sse`: fixture streams, split-anywhere and round-trip
-//! properties checked against a plain reference parser, the size bound, and the stream adapter.
+//! properties checked against a plain reference parser, the size bound, the stream adapter, and
+//! the differential fuzzer.
 
 mod fixtures;
+mod fuzz;
 mod limits;
 mod props;
 mod reference;
