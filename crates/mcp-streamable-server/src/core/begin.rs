@@ -71,6 +71,16 @@ impl Session {
             Some(tx) if !st.closed => tx.clone(),
             _ => return Err(Error::SessionNotFound),
         };
+        // S8: a request speaks the version its session negotiated.
+        if let Some(header) = header_version
+            && st.negotiated
+            && header != st.version
+        {
+            return Err(Error::VersionMismatch {
+                header,
+                negotiated: st.version,
+            });
+        }
         let version = header_version.unwrap_or(st.version);
         if body.is_batch() && !version.supports_batches() {
             return Err(Error::BatchNotAllowed(version));

@@ -14,6 +14,11 @@ pub(crate) enum Error {
     ShuttingDown(&'static str),
     /// The session cap is reached and no session is idle (S18).
     TooManySessions,
+    /// A request naming a version other than the one its session negotiated (S8).
+    VersionMismatch {
+        header: ProtocolVersion,
+        negotiated: ProtocolVersion,
+    },
     /// A batch in a version that has none (S9).
     BatchNotAllowed(ProtocolVersion),
     /// A request id already in flight in the session, or twice in one batch (S19).

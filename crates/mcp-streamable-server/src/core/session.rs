@@ -307,6 +307,7 @@ impl Session {
                 negotiated = initialize::negotiated_version(&out.message);
                 if let Some(version) = negotiated {
                     st.version = version;
+                    st.negotiated = true;
                 }
             }
         }

@@ -273,6 +273,8 @@ pub(crate) struct State {
     pub(crate) closed: bool,
     /// The negotiated protocol version, once the initialize result told it.
     pub(crate) version: ProtocolVersion,
+    /// Whether `version` was negotiated (rather than assumed, S8).
+    pub(crate) negotiated: bool,
     pub(crate) init_request: Option<Id>,
     pub(crate) incoming: Option<Incoming>,
     pub(crate) next_stream: u64,
@@ -291,6 +293,7 @@ impl State {
         State {
             closed: false,
             version,
+            negotiated: false,
             init_request: None,
             incoming: Some(incoming),
             next_stream: STANDALONE + 1,

@@ -134,6 +134,9 @@ impl Reject {
                 Kind::Unavailable,
                 "too many sessions, none of them idle; try again later",
             ),
+            Error::VersionMismatch { header, negotiated } => Reject::bad_request(format!(
+                "MCP-Protocol-Version {header} is not this session's: it negotiated {negotiated}"
+            )),
             Error::BatchNotAllowed(version) => Reject::bad_request(format!(
                 "batches are not allowed in protocol version {version}; send one message per request"
             )),

@@ -300,3 +300,58 @@ async fn no_panic_from_hostile_input() {
         Body::Single(Message::Response(_))
     ));
 }
+
+/// S8: a request of a session speaks the version the session negotiated; another supported
+/// version in its header is 400, so that a 2025-06-18 session cannot send batches by claiming
+/// 2025-03-26. Before, the header was taken at its word.
+#[tokio::test]
+async fn s8_a_version_other_than_the_negotiated_one_is_refused() {
+    let service = service(Config::default());
+    let sid = initialize(&service, "2025-06-18").await;
+    let claimed = batch(&service, &sid, pings(1..=2)).await;
+    let (_, _, message) = refusal(claimed, StatusCode::BAD_REQUEST).await;
+    assert!(message.contains("negotiated 2025-06-18"), "{message}");
+    let single = with(post(Some(&sid)), "mcp-protocol-version", "2025-11-25");
+    let response = service.handle(request(single, ping(3))).await;
+    let (_, id, _) = refusal(response, StatusCode::BAD_REQUEST).await;
+    assert_eq!(id, Some(Id::from(3)));
+    let right = with(post(Some(&sid)), "mcp-protocol-version", "2025-06-18");
+    let response = service.handle(request(right, ping(4))).await;
+    assert_eq!(messages(&sse_events(response, 10).await).len(), 1);
+}
+
+/// S7: a session started by one owner (as a layer in front put it in the request's
+/// extensions) is unknown to everyone else: another owner's request, or one with no owner,
+/// naming it is 404 on POST, GET and DELETE, and the owner goes on unharmed.
+#[tokio::test]
+async fn s7_a_session_is_unknown_to_all_but_its_owner() {
+    use mcp_streamable_server::SessionOwner;
+    let service = service(Config::default());
+    let as_owner = |mut r: Request<Full<bytes::Bytes>>, owner: Option<&str>| {
+        if let Some(owner) = owner {
+            r.extensions_mut().insert(SessionOwner::new(owner));
+        }
+        r
+    };
+    let init = as_owner(
+        request(post(None), initialize_body(0, "2025-11-25")),
+        Some("alice"),
+    );
+    let response = service.handle(init).await;
+    let sid = session_id(response.headers()).expect("a session");
+    let _ = sse_events(response, 10).await;
+    for intruder in [Some("mallory"), None] {
+        let posted = as_owner(request(post(Some(&sid)), ping(1)), intruder);
+        let (code, _, _) = refusal(service.handle(posted).await, StatusCode::NOT_FOUND).await;
+        assert_eq!(code, codes::SESSION_NOT_FOUND, "{intruder:?}");
+        let got = service.handle(as_owner(get(&sid, None), intruder)).await;
+        assert_eq!(got.status(), StatusCode::NOT_FOUND, "{intruder:?}");
+        let deleted = service.handle(as_owner(delete(&sid), intruder)).await;
+        assert_eq!(deleted.status(), StatusCode::NOT_FOUND, "{intruder:?}");
+    }
+    let posted = as_owner(request(post(Some(&sid)), ping(2)), Some("alice"));
+    let answer = messages(&sse_events(service.handle(posted).await, 10).await);
+    assert_eq!(label(&answer[0]), "r2");
+    let deleted = service.handle(as_owner(delete(&sid), Some("alice"))).await;
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+}
