@@ -62,13 +62,31 @@
 //! GET and DELETE naming a 2026-07-28 version are 405, as are all of them on a server of the
 //! per-request family only.
 //!
+//! # Who a session belongs to (S7)
+//!
+//! A layer in front of the service that knows who is calling (authentication middleware) puts
+//! a [`SessionOwner`] in the request's extensions. A session remembers the owner of the
+//! `initialize` that started it, and a request of anyone else naming it is answered as for an
+//! unknown session (404), so that a session id learnt by someone else is of no use to them.
+//! The parts handed to the factory carry the same extensions, so the application knows who
+//! started the session.
+//!
+//! # Stores
+//!
+//! An [`EventStore`] keeps the messages of a session's streams for resumption (S11); a
+//! [`SessionStore`] keeps each session's record (id, negotiated version, `initialize`, owner,
+//! last activity) where several processes can read it. The session core writes both in the
+//! order of the sends, never while holding a session's lock, and asks the event store, not its
+//! own counters, whether a `Last-Event-ID` was given out.
+//!
 //! # Memory (S22)
 //!
 //! Per session: at most [`Config::max_buffered_bytes`] of messages waiting for slow or absent
 //! readers (plus the one message each connected reader is about to write), at most
 //! [`Config::incoming_capacity`] messages waiting for the application, and whatever the event
 //! store's own caps allow ([`InMemoryEventStore`]: 1 MiB per session by default). Streams and
-//! requests are forgotten once over. Sessions are capped in number and end when idle.
+//! requests are forgotten once over. Sessions are capped in number and end when idle. A batch
+//! (2025-03-26) holds at most [`Config::max_batch_messages`] messages.
 //! [`StreamableHttpService::buffered_bytes`] tells what the sessions hold.
 #![deny(missing_docs, missing_debug_implementations)]
 
