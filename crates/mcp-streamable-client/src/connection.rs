@@ -18,9 +18,9 @@ use crate::era::{Discovery, Era};
 use crate::error::{Deadline, Error, Kind};
 use crate::exchange::InFlight;
 use crate::headers::ACCEPT_POST;
-use crate::request::{Call, Http};
 use crate::session::{Mode, Session, SessionHeaders};
 use crate::stream::SseStream;
+use crate::wire::{Call, Http};
 
 /// How many received messages wait for [`ClientConnection::recv`] before the tasks reading the
 /// server's streams stop reading: enough to absorb a burst, small enough that an application

@@ -212,6 +212,18 @@ impl Error {
         }
     }
 
+    /// Whether the server could not be reached at all: connecting failed (refused, no route,
+    /// timed out), so nothing was sent.
+    pub(crate) fn is_unreachable(&self) -> bool {
+        matches!(self.inner.kind, Kind::Http)
+            && self
+                .inner
+                .source
+                .as_deref()
+                .and_then(|s| s.downcast_ref::<hyper_util::client::legacy::Error>())
+                .is_some_and(hyper_util::client::legacy::Error::is_connect)
+    }
+
     /// The kind of [`mcp_transport::Error`] this error is reported as: the one place that maps
     /// what went wrong (HTTP statuses included) onto the transport's kinds.
     pub(crate) fn transport_kind(&self) -> ErrorKind {

@@ -17,9 +17,9 @@ use crate::error::{Deadline, Error, Kind};
 use crate::headers::{self, ACCEPT_POST, Format};
 use crate::modern::{self, Choice, LEGACY_VERSIONS, MODERN_VERSIONS, MetaHeaders};
 use crate::reply::{self, Tracker};
-use crate::request::{self, Call};
 use crate::session::SessionHeaders;
 use crate::stream::SseStream;
+use crate::wire::{self, Call};
 
 /// How much of a refusal's body is read to find the JSON-RPC error in it: 64 KiB. A modern
 /// server's refusal is a short error object (a -32022 lists a few versions); reading more than
@@ -87,8 +87,8 @@ pub(crate) async fn post(inner: &Inner, body: Bytes, meta: &MetaHeaders) -> Answ
     if status.is_success() {
         return Answer::Success(response);
     }
-    let body = request::error_body(response.into_body(), MAX_REFUSAL_BODY, call.timeout).await;
-    let failure = Error::from_status(status, request::error_text(&body), false);
+    let body = wire::error_body(response.into_body(), MAX_REFUSAL_BODY, call.timeout).await;
+    let failure = Error::from_status(status, wire::error_text(&body), false);
     match modern::rpc_error(&body) {
         Some(error) if matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) => {
             Answer::Refused {

@@ -19,8 +19,8 @@ use tokio::sync::oneshot;
 use crate::connection::Inner;
 use crate::error::{Deadline, Error, Kind, LegacyFailure};
 use crate::headers::{self, ACCEPT_POST, ACCEPT_SSE, Format};
-use crate::request::Call;
 use crate::session::{SessionHeaders, protocol_version};
+use crate::wire::Call;
 
 /// The event naming the URL to post to.
 const ENDPOINT_EVENT: &str = "endpoint";

@@ -105,15 +105,15 @@ mod legacy;
 mod modern;
 mod reconnect;
 mod reply;
-mod request;
 mod send;
 mod session;
 mod stream;
+mod wire;
 
 pub use auth::{AuthContext, AuthFuture, AuthProvider};
 pub use builder::{
     Client, ClientBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_EVENT_SIZE,
-    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SSE_IDLE_TIMEOUT,
 };
 pub use connection::{ClientConnection, ClientSender};
 pub use era::Era;

@@ -17,8 +17,8 @@ use crate::headers::{ACCEPT_POST, MCP_SESSION_ID};
 use crate::legacy;
 use crate::modern::Identity;
 use crate::reply::{self, Tracker};
-use crate::request::Call;
 use crate::session::{INITIALIZED, Mode, SessionHeaders};
+use crate::wire::Call;
 
 /// Sends `message` in its own POST; resolves once the server accepted it.
 pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {

@@ -16,8 +16,8 @@ use crate::exchange::{Answer, Resend};
 use crate::headers::{self, ACCEPT_SSE, Format};
 use crate::reconnect::Budget;
 use crate::reply::{self, Tracker};
-use crate::request::Call;
 use crate::session::SessionHeaders;
+use crate::wire::Call;
 
 /// One logical SSE stream, across the connections that carry it.
 #[derive(Debug)]
@@ -86,6 +86,8 @@ impl SseStream {
         }
         let mut shutdown = self.inner.shutdown_signal();
         let mut connected_before = first.is_some();
+        // The last reconnection could not reach the server.
+        let mut unreachable = false;
         let mut body = first;
         loop {
             if let Some(connection) = body.take() {
@@ -124,6 +126,12 @@ impl SseStream {
                         self.budget.max()
                     );
                     self.give_up(&reason).await;
+                    if self.standalone && unreachable {
+                        // The session's own stream cannot reach its server: the server has
+                        // gone, and so has the connection (a send would fail too).
+                        tracing::debug!("server unreachable; closing the connection");
+                        self.inner.terminate();
+                    }
                     return;
                 };
                 let policy = &self.inner.config().reconnect;
@@ -150,6 +158,7 @@ impl SseStream {
                 _ = shutdown.wait_for(|closed| *closed) => return,
                 response = self.get(last_event_id) => response,
             };
+            unreachable = matches!(&response, Err(e) if e.is_unreachable());
             match response {
                 Ok(response) if headers::format(response.headers()) == Format::Sse => {
                     self.scanner.finish();
@@ -291,15 +300,27 @@ impl SseStream {
 
     /// Reads one connection of the stream to its end.
     async fn read(&mut self, mut body: Incoming, shutdown: &mut watch::Receiver<bool>) -> Read {
+        let idle = self.inner.config().sse_idle_timeout;
         let id_before = self.scanner.last_event_id().to_owned();
         let mut delivered = false;
         loop {
             let frame = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
-                frame = body.frame() => frame,
+                frame = idle_bounded(idle, body.frame()) => frame,
             };
             let data = match frame {
+                Err(Silent) => {
+                    tracing::debug!(
+                        ?idle,
+                        standalone = self.standalone,
+                        "event stream silent; treating it as broken"
+                    );
+                    break;
+                }
+                Ok(frame) => frame,
+            };
+            let data = match data {
                 None => break,
                 Some(Err(e)) => {
                     tracing::debug!(error = %e, standalone = self.standalone, "event stream broken");
@@ -375,5 +396,19 @@ impl SseStream {
                 self.inner.deliver(Err(error.into())).await.then_some(false)
             }
         }
+    }
+}
+
+/// A stream said nothing for longer than the idle timeout.
+struct Silent;
+
+/// Awaits `next`, for at most `idle` when there is a bound.
+async fn idle_bounded<T>(
+    idle: Option<std::time::Duration>,
+    next: impl std::future::Future<Output = T>,
+) -> Result<T, Silent> {
+    match idle {
+        Some(idle) => tokio::time::timeout(idle, next).await.map_err(|_| Silent),
+        None => Ok(next.await),
     }
 }

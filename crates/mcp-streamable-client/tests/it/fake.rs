@@ -76,7 +76,8 @@ impl Drop for Fake {
 }
 
 impl Fake {
-    /// Serves `handler` on 127.0.0.1, at the path `/mcp`.
+    /// Serves `handler` on 127.0.0.1, at the path `/mcp`, until dropped: dropping it closes its
+    /// listener and its connections, as a server that has gone.
     pub(crate) async fn start<F, Fut>(handler: F) -> Fake
     where
         F: Fn(Req) -> Fut + Send + Sync + 'static,
@@ -89,10 +90,13 @@ impl Fake {
         let task = tokio::spawn({
             let log = log.clone();
             async move {
+                // Dropped with the server: its connections go with it.
+                let mut connections = tokio::task::JoinSet::new();
                 loop {
                     let Ok((tcp, _)) = listener.accept().await else {
                         return;
                     };
+                    while connections.try_join_next().is_some() {}
                     let handler = handler.clone();
                     let log = log.clone();
                     let service = service_fn(move |req: http::Request<Incoming>| {
@@ -117,7 +121,7 @@ impl Fake {
                             Ok::<_, Infallible>(handler(req).await)
                         }
                     });
-                    tokio::spawn(async move {
+                    connections.spawn(async move {
                         let _ = auto::Builder::new(TokioExecutor::new())
                             .serve_connection(TokioIo::new(tcp), service)
                             .await;

@@ -6,6 +6,7 @@ mod fake;
 mod legacy;
 mod modern;
 mod our_server;
+mod recovery;
 mod sending;
 mod session;
 mod streams;

@@ -1,4 +1,7 @@
-//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks.
+//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks,
+//! and sending again a request that met a stale keep-alive connection.
+
+mod stale;
 
 use std::fmt;
 use std::time::Duration;
@@ -20,11 +23,12 @@ use crate::headers::{
 };
 use crate::modern::MetaHeaders;
 use crate::session::SessionHeaders;
+use stale::Counting;
 
 #[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+type Connector = hyper_rustls::HttpsConnector<Counting>;
 #[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector;
+type Connector = Counting;
 
 /// How long reading the body of an error answer may take at most, whatever is left of the
 /// request timeout: the body is a courtesy, the status is the answer.
@@ -58,6 +62,9 @@ pub(crate) struct Call<'a> {
 /// The pooled HTTP client and the configuration it serves.
 pub(crate) struct Http {
     client: PooledClient<Connector, Full<Bytes>>,
+    /// The same, without a pool: every request gets a connection of its own. A request that met
+    /// a stale pooled connection is sent again through it.
+    fresh: PooledClient<Connector, Full<Bytes>>,
     pub(crate) config: Config,
 }
 
@@ -91,16 +98,22 @@ impl Http {
                 .with_tls_config(tls)
                 .https_or_http()
                 .enable_all_versions()
-                .wrap_connector(http)
+                .wrap_connector(Counting(http))
         };
         #[cfg(not(feature = "rustls"))]
-        let connector = http;
-        let client = PooledClient::builder(TokioExecutor::new())
+        let connector = Counting(http);
+        let mut builder = PooledClient::builder(TokioExecutor::new());
+        builder
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
-            .http2_only(config.http2_prior_knowledge)
-            .build(connector);
-        Ok(Http { client, config })
+            .http2_only(config.http2_prior_knowledge);
+        let client = builder.build(connector.clone());
+        let fresh = builder.pool_max_idle_per_host(0).build(connector);
+        Ok(Http {
+            client,
+            fresh,
+            config,
+        })
     }
 
     /// Makes the request: asks the auth provider for a header, retries once after a 401 with a
@@ -123,11 +136,9 @@ impl Http {
         let mut auth = self.authorization(AuthContext::default()).await?;
         let mut refreshed = false;
         loop {
-            let request = self.request(call, auth.as_ref())?;
-            let response = tokio::time::timeout(call.timeout, self.client.request(request))
+            let response = tokio::time::timeout(call.timeout, self.send(call, auth.as_ref()))
                 .await
-                .map_err(|_| Error::timeout(call.deadline))?
-                .map_err(|e| Error::new(Kind::Http).with(e))?;
+                .map_err(|_| Error::timeout(call.deadline))??;
             let status = response.status();
             if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
                 refreshed = true;
@@ -143,6 +154,26 @@ impl Http {
                 }
             }
             return Ok(response);
+        }
+    }
+
+    /// Sends the request once; again, on a fresh connection, if it met a stale keep-alive one
+    /// (RFC 9112, section 9.3.1.1: no byte of a response came back on a reused connection, so
+    /// the server did not act on it). Only then: any other failure may follow a request the
+    /// server acted on.
+    async fn send(
+        &self,
+        call: &Call<'_>,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Response<Incoming>, Error> {
+        match self.client.request(self.request(call, auth)?).await {
+            Ok(response) => Ok(response),
+            Err(e) if stale::met_stale_connection(&e) => {
+                tracing::debug!(error = %e, "pooled connection was stale; sending on a fresh one");
+                let again = self.fresh.request(self.request(call, auth)?).await;
+                again.map_err(|e| Error::new(Kind::Http).with(e))
+            }
+            Err(e) => Err(Error::new(Kind::Http).with(e)),
         }
     }
 
