@@ -1,6 +1,7 @@
 //! The HTTP layer: the pooled hyper client, building requests, authorization and status checks,
 //! and sending again a request that met a stale keep-alive connection.
 
+mod call;
 mod stale;
 
 use std::fmt;
@@ -8,22 +9,25 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
-use http::{Method, Request, Response, StatusCode, Uri};
+use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::AuthContext;
-use crate::builder::Config;
-use crate::error::{Deadline, ERROR_BODY_PREFIX, Error, Kind};
-use crate::headers::{
-    JSON, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+use mcp_streamable_protocol::headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
-use crate::modern::MetaHeaders;
-use crate::session::SessionHeaders;
+
+use crate::auth::AuthContext;
+use crate::config::Config;
+use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
+use crate::headers::JSON;
+use crate::shape::{self, MetaHeaders};
 use stale::Counting;
+
+pub(crate) use call::{Call, NO_SESSION, SessionHeaders};
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<Counting>;
@@ -34,6 +38,28 @@ type Connector = Counting;
 /// request timeout: the body is a courtesy, the status is the answer.
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How much of a refusal's body is read to find the JSON-RPC error in it: 64 KiB. A modern
+/// server's refusal is a short error object (a -32022 lists a few versions); reading more than
+/// the [`ERROR_BODY_PREFIX`] kept for display lets a long message through, and the bound keeps
+/// a misbehaving server from making the client buffer much.
+const MAX_REFUSAL_BODY: usize = 64 * 1024;
+
+/// The answer to one per-request POST (M7).
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// A success status; the body is still to read.
+    Success(Response<Incoming>),
+    /// A 400 or 404 whose body is a JSON-RPC error response: the request's answer.
+    Refused {
+        status: StatusCode,
+        error: mcp_jsonrpc::ErrorObject,
+        /// The same, as an error for a caller that cannot deliver a response.
+        failure: Error,
+    },
+    /// Anything else.
+    Failed(Error),
+}
+
 /// How long a connection may sit idle before TCP keep-alive probes check that the server is
 /// still there: an SSE stream can be silent for long, and a server that vanished without closing
 /// (a crashed host, a dropped NAT entry) would otherwise hold its readers until the OS gives up.
@@ -42,22 +68,6 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
 /// together with [`TCP_KEEPALIVE`], a vanished server is noticed in about a minute.
 const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const TCP_KEEPALIVE_RETRIES: u32 = 3;
-
-/// One request to make.
-#[derive(Debug)]
-pub(crate) struct Call<'a> {
-    pub(crate) method: Method,
-    pub(crate) uri: &'a Uri,
-    pub(crate) accept: HeaderValue,
-    pub(crate) session: &'a SessionHeaders,
-    /// The headers of a per-request message (M7), mirrored from its body.
-    pub(crate) meta: Option<&'a MetaHeaders>,
-    pub(crate) last_event_id: Option<HeaderValue>,
-    /// A JSON body, for POST.
-    pub(crate) body: Option<Bytes>,
-    pub(crate) timeout: Duration,
-    pub(crate) deadline: Deadline,
-}
 
 /// The pooled HTTP client and the configuration it serves.
 pub(crate) struct Http {
@@ -174,6 +184,32 @@ impl Http {
                 again.map_err(|e| Error::new(Kind::Http).with(e))
             }
             Err(e) => Err(Error::new(Kind::Http).with(e)),
+        }
+    }
+
+    /// POSTs one per-request message's bytes with its headers (M7): no session id, no
+    /// `Last-Event-ID`. A refusal carrying a JSON-RPC error is told apart from other failures.
+    pub(crate) async fn post_per_request(&self, body: Bytes, meta: &MetaHeaders) -> Answer {
+        let call = Call::post(&self.config, &self.config.url, &NO_SESSION, body).meta(meta);
+        let response = match self.exchange(&call).await {
+            Ok(response) => response,
+            Err(e) => return Answer::Failed(e),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Answer::Success(response);
+        }
+        let body = error_body(response.into_body(), MAX_REFUSAL_BODY, call.timeout).await;
+        let failure = Error::from_status(status, error_text(&body), false);
+        match shape::rpc_error(&body) {
+            Some(error) if matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) => {
+                Answer::Refused {
+                    status,
+                    error,
+                    failure,
+                }
+            }
+            _ => Answer::Failed(failure),
         }
     }
 

@@ -4,20 +4,20 @@
 
 use std::sync::Arc;
 
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use mcp_sse::{Event, Scanner};
 use tokio::sync::watch;
 
-use crate::connection::Inner;
-use crate::error::{Deadline, Error, Kind};
-use crate::exchange::{Answer, Resend};
-use crate::headers::{self, ACCEPT_SSE, Format};
+use crate::error::{Error, Kind};
+use crate::headers::{self, Format};
+use crate::read::json;
+use crate::read::recovery::Recovery;
+use crate::read::tracker::Tracker;
 use crate::reconnect::Budget;
-use crate::reply::{self, Tracker};
-use crate::session::SessionHeaders;
-use crate::wire::Call;
+use crate::state::Inner;
+use crate::wire::{Answer, Call, SessionHeaders};
 
 /// One logical SSE stream, across the connections that carry it.
 #[derive(Debug)]
@@ -31,9 +31,9 @@ pub(crate) struct SseStream {
     /// Carried from connection to connection, for the last event id and the server's `retry`.
     scanner: Scanner,
     budget: Budget,
-    /// Set for the stream of a per-request request: it is never resumed, the request is sent
-    /// again instead (M7).
-    resend: Option<Resend>,
+    /// What to do when the stream breaks before the response: resume it, or, for the stream
+    /// of a per-request request, send the request again (M7).
+    recovery: Recovery,
 }
 
 /// How reading one connection of the stream ended.
@@ -45,24 +45,29 @@ enum Read {
 }
 
 impl SseStream {
-    /// The stream answering a POST, which must carry the response `tracker` waits for.
-    pub(crate) fn for_post(inner: Arc<Inner>, session: SessionHeaders, tracker: Tracker) -> Self {
-        SseStream::new(inner, false, session, tracker)
+    /// The stream answering a POST, which must carry the response `tracker` waits for, and
+    /// recovers as `recovery` says.
+    pub(crate) fn for_post(
+        inner: Arc<Inner>,
+        session: SessionHeaders,
+        tracker: Tracker,
+        recovery: Recovery,
+    ) -> Self {
+        SseStream::new(inner, false, session, tracker, recovery)
     }
 
     /// The standalone GET stream of `session`.
     pub(crate) fn standalone(inner: Arc<Inner>, session: SessionHeaders) -> Self {
-        SseStream::new(inner, true, session, Tracker::default())
+        SseStream::new(inner, true, session, Tracker::default(), Recovery::Resume)
     }
 
-    /// The stream answering a per-request request, which `resend` can send again (M7).
-    pub(crate) fn for_modern(inner: Arc<Inner>, tracker: Tracker, resend: Resend) -> Self {
-        let mut stream = SseStream::new(inner, false, SessionHeaders::default(), tracker);
-        stream.resend = Some(resend);
-        stream
-    }
-
-    fn new(inner: Arc<Inner>, standalone: bool, session: SessionHeaders, tracker: Tracker) -> Self {
+    fn new(
+        inner: Arc<Inner>,
+        standalone: bool,
+        session: SessionHeaders,
+        tracker: Tracker,
+        recovery: Recovery,
+    ) -> Self {
         let scanner = Scanner::with_max_event_size(inner.config().max_event_size);
         let budget = Budget::new(&inner.config().reconnect);
         SseStream {
@@ -72,14 +77,14 @@ impl SseStream {
             tracker,
             scanner,
             budget,
-            resend: None,
+            recovery,
         }
     }
 
     /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
     /// stream), reconnecting until it is over.
     pub(crate) async fn run(mut self, first: Option<Incoming>) {
-        if self.resend.is_some()
+        if self.resends()
             && let Some(first) = first
         {
             return self.run_resending(first).await;
@@ -232,11 +237,13 @@ impl SseStream {
                 _ = shutdown.wait_for(|closed| *closed) => return None,
                 () = tokio::time::sleep(delay) => {}
             }
-            let resend = self.resend.as_mut()?;
+            let Recovery::Resend(resend) = &mut self.recovery else {
+                return None;
+            };
             let (id, answer) = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return None,
-                sent = resend.post(&self.inner) => sent,
+                sent = resend.post(&self.inner.http) => sent,
             };
             self.tracker.resend_as(id);
             match answer {
@@ -245,7 +252,7 @@ impl SseStream {
                     Format::Json => {
                         let tracker = std::mem::take(&mut self.tracker);
                         let (inner, session) = (self.inner.clone(), self.session.clone());
-                        reply::read_json(inner, session, response.into_body(), tracker).await;
+                        json::read(inner, session, response.into_body(), tracker).await;
                         return None;
                     }
                     Format::Other => {
@@ -276,18 +283,13 @@ impl SseStream {
         last_event_id: Option<HeaderValue>,
     ) -> Result<http::Response<Incoming>, Error> {
         let config = self.inner.config();
-        let call = Call {
-            method: Method::GET,
-            uri: &config.url,
-            accept: ACCEPT_SSE,
-            session: &self.session,
-            meta: None,
-            last_event_id,
-            body: None,
-            timeout: config.request_timeout,
-            deadline: Deadline::Request,
-        };
+        let call = Call::get(config, &config.url, &self.session, last_event_id);
         self.inner.http.execute(&call).await
+    }
+
+    /// Whether the stream recovers by sending its request again (M7).
+    fn resends(&self) -> bool {
+        matches!(self.recovery, Recovery::Resend(_))
     }
 
     /// The stream is over without the response: answer the waiting request with an error.
@@ -338,7 +340,7 @@ impl SseStream {
                     Ok(Some(event)) => match self.on_event(event).await {
                         // A per-request stream carries nothing after its response (M6): it is
                         // over, and its connection can go.
-                        Some(_) if self.resend.is_some() && self.tracker.is_done() => {
+                        Some(_) if self.resends() && self.tracker.is_done() => {
                             return Read::Stop;
                         }
                         Some(any) => delivered |= any,

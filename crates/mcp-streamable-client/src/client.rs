@@ -1,4 +1,4 @@
-//! [`Client`] and its [`ClientBuilder`]: the configuration of the transport.
+//! [`Client`] and its [`ClientBuilder`]: the public face that configures the transport.
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,12 +8,14 @@ use http::Uri;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use mcp_transport::Transport;
 
+use crate::auth::AuthProvider;
+use crate::config::{Config, Era};
 use crate::connection::ClientConnection;
-use crate::era::{Discovery, Era};
 use crate::error::{Error, Kind};
-use crate::modern::Identity;
+use crate::reconnect::ReconnectPolicy;
+use crate::shape::Identity;
+use crate::state::Discovery;
 use crate::wire::Http;
-use crate::{AuthProvider, ReconnectPolicy};
 
 /// How long connecting to the server may take: 10 s, well beyond a healthy TCP and TLS
 /// handshake, so that an unreachable server fails the send instead of hanging it.
@@ -46,49 +48,6 @@ pub const DEFAULT_SSE_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_CLIENT_NAME: &str = env!("CARGO_PKG_NAME");
 /// The client version declared with [`DEFAULT_CLIENT_NAME`]: the crate's.
 const DEFAULT_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The configuration every connection of a [`Client`] shares.
-pub(crate) struct Config {
-    pub(crate) url: Uri,
-    pub(crate) headers: HeaderMap,
-    pub(crate) auth: Option<Arc<dyn AuthProvider>>,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) request_timeout: Duration,
-    pub(crate) close_timeout: Duration,
-    pub(crate) sse_idle_timeout: Option<Duration>,
-    pub(crate) standalone: bool,
-    pub(crate) max_event_size: usize,
-    pub(crate) reconnect: ReconnectPolicy,
-    pub(crate) reinitialize: bool,
-    pub(crate) legacy_fallback: bool,
-    pub(crate) http2_prior_knowledge: bool,
-    pub(crate) era: Era,
-    /// Who the client says it is, in `_meta` and in the transport's own `initialize` (M7).
-    pub(crate) identity: Identity,
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Header values may hold credentials: list only their names.
-        f.debug_struct("Config")
-            .field("url", &self.url)
-            .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("auth", &self.auth.is_some())
-            .field("connect_timeout", &self.connect_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("close_timeout", &self.close_timeout)
-            .field("sse_idle_timeout", &self.sse_idle_timeout)
-            .field("standalone", &self.standalone)
-            .field("max_event_size", &self.max_event_size)
-            .field("reconnect", &self.reconnect)
-            .field("reinitialize", &self.reinitialize)
-            .field("legacy_fallback", &self.legacy_fallback)
-            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
-            .field("era", &self.era)
-            .field("identity", &self.identity)
-            .finish()
-    }
-}
 
 /// A Streamable HTTP client for one MCP endpoint: [`connect`](Transport::connect) it to get a
 /// [`ClientConnection`].
