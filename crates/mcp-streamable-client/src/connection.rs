@@ -4,14 +4,15 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-use mcp_jsonrpc::Message;
+use mcp_jsonrpc::{Id, Message, Request, Response};
 use mcp_transport::{Connection, Outgoing, Sender};
 use tokio::sync::mpsc;
 
 use crate::config::Era;
 use crate::dispatch;
-use crate::error::{Error, Kind};
+use crate::error::{Deadline, Error, Kind};
 use crate::lane;
 use crate::state::{Delivery, Discovery, Inner};
 use crate::wire::Http;
@@ -163,6 +164,75 @@ impl fmt::Debug for ClientSender {
         f.debug_struct("ClientSender")
             .field("inner", &self.inner)
             .finish()
+    }
+}
+
+impl ClientSender {
+    /// Sends `request` and waits, at most `timeout`, for its own response, for an application
+    /// without an SDK on top to match responses to requests: the response comes back here, not
+    /// through [`recv`](Connection::recv), while notifications, the server's requests and every
+    /// other response still arrive through `recv`, which some task must keep reading.
+    ///
+    /// A JSON-RPC error response is a response (`Ok`). It fails as [`send`](Sender::send)
+    /// fails, with an error for which [`Error::is_timeout`] is true when no response came in
+    /// time (a response that comes later goes to `recv`), and with a closed-connection error
+    /// when the connection closed first. Ids must be unique among the calls in flight: a call
+    /// with the id of one still waiting takes its place.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use mcp_jsonrpc::Request;
+    /// use mcp_streamable_client::Client;
+    /// use mcp_transport::{Connection, Transport};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut conn = Client::new("http://127.0.0.1:8080/mcp")?.connect().await?;
+    /// let sender = conn.sender();
+    /// // Notifications and the server's requests keep coming through `recv`.
+    /// tokio::spawn(async move { while let Ok(Some(message)) = conn.recv().await { drop(message) } });
+    /// let tools = sender.call(Request::new(1, "tools/list", None), Duration::from_secs(30)).await?;
+    /// println!("{:?}", tools.result());
+    /// # Ok(()) }
+    /// ```
+    pub async fn call(&self, request: Request, timeout: Duration) -> Result<Response, Error> {
+        if self.inner.is_closed() {
+            return Err(Error::new(Kind::Closed));
+        }
+        let mut caller = Caller::new(&self.inner, &request.id);
+        let exchange = async {
+            dispatch::send(&self.inner, request.into()).await?;
+            (&mut caller.answer)
+                .await
+                .map_err(|_| Error::new(Kind::Closed))
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| Error::timeout(Deadline::Response))?
+    }
+}
+
+/// A caller waiting for its response, which stops waiting when dropped.
+struct Caller<'a> {
+    inner: &'a Inner,
+    id: Id,
+    answer: tokio::sync::oneshot::Receiver<Response>,
+}
+
+impl<'a> Caller<'a> {
+    fn new(inner: &'a Inner, id: &Id) -> Caller<'a> {
+        let answer = inner.expect_response(id);
+        Caller {
+            inner,
+            id: id.clone(),
+            answer,
+        }
+    }
+}
+
+impl Drop for Caller<'_> {
+    fn drop(&mut self) {
+        self.inner.forget_caller(&self.id);
     }
 }
 

@@ -74,6 +74,8 @@ pub(crate) enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Deadline {
     Request,
+    /// The response a [`ClientSender::call`](crate::ClientSender::call) waits for.
+    Response,
     Close,
     Endpoint,
 }
@@ -270,6 +272,7 @@ impl fmt::Display for Error {
             Kind::Body => f.write_str("failed to read the response body"),
             Kind::Timeout(Deadline::Request) => f.write_str("request timed out"),
             Kind::Timeout(Deadline::Close) => f.write_str("closing the session timed out"),
+            Kind::Timeout(Deadline::Response) => f.write_str("no response in time"),
             Kind::Timeout(Deadline::Endpoint) => {
                 f.write_str("timed out waiting for the endpoint event of the 2024-11-05 transport")
             }
@@ -341,6 +344,7 @@ mod tests {
             Error::new(Kind::Http),
             Error::timeout(Deadline::Request),
             Error::timeout(Deadline::Close),
+            Error::timeout(Deadline::Response),
             Error::new(Kind::TooLarge { limit: 8 }),
             Error::new(Kind::HttpSse(HttpSseFailure::Foreign)),
             Error::new(Kind::Unsupported(Unsupported::Initialize)),

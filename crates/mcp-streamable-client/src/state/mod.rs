@@ -6,12 +6,13 @@ mod discovery;
 mod in_flight;
 mod session;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_jsonrpc::{ErrorObject, Id, Message, Response};
-use tokio::sync::{RwLock, mpsc, watch};
+use tokio::sync::{RwLock, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 
 use crate::config::Config;
@@ -54,6 +55,9 @@ pub(crate) struct Inner {
     closed: AtomicBool,
     /// The task reading the standalone GET stream, if one runs.
     standalone: Mutex<Option<AbortHandle>>,
+    /// The callers waiting for the responses to their requests, by request id, which `recv`
+    /// does not see.
+    callers: Mutex<HashMap<Id, oneshot::Sender<Response>>>,
 }
 
 impl fmt::Debug for Inner {
@@ -86,6 +90,7 @@ impl Inner {
             shutdown: watch::Sender::new(false),
             closed: AtomicBool::new(false),
             standalone: Mutex::new(None),
+            callers: Mutex::default(),
         };
         (inner, rx)
     }
@@ -111,9 +116,43 @@ impl Inner {
         self.shutdown.subscribe()
     }
 
-    /// Hands a message or a recoverable error to `recv`; false once nobody will read it.
+    /// Hands a message or a recoverable error to `recv`, or a response to the caller waiting
+    /// for it; false once nobody will read it.
     pub(crate) async fn deliver(&self, item: Delivery) -> bool {
+        let item = match item {
+            Ok(Message::Response(response)) => match self.caller_of(&response) {
+                Some(caller) => {
+                    // A caller that gave up meanwhile drops it, as `recv` would not see it.
+                    let _ = caller.send(response);
+                    return true;
+                }
+                None => Ok(response.into()),
+            },
+            other => other,
+        };
         self.inbox.send(item).await.is_ok()
+    }
+
+    fn caller_of(&self, response: &Response) -> Option<oneshot::Sender<Response>> {
+        let mut callers = lock(&self.callers);
+        if callers.is_empty() {
+            return None;
+        }
+        callers.remove(response.id()?)
+    }
+
+    /// The response to the request `id` goes to the returned receiver instead of `recv`, until
+    /// [`forget_caller`](Inner::forget_caller). A caller already waiting for `id` hears that
+    /// the connection ended.
+    pub(crate) fn expect_response(&self, id: &Id) -> oneshot::Receiver<Response> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.callers).insert(id.clone(), tx);
+        rx
+    }
+
+    /// The caller of `id` no longer waits; its response, if it comes, goes to `recv`.
+    pub(crate) fn forget_caller(&self, id: &Id) {
+        lock(&self.callers).remove(id);
     }
 
     /// Answers the request `id` with an error response saying why its response will not come
@@ -133,6 +172,8 @@ impl Inner {
         if let Some(task) = lock(&self.standalone).take() {
             task.abort();
         }
+        // The callers hear that the connection ended.
+        lock(&self.callers).clear();
         first
     }
 

@@ -1,6 +1,7 @@
 //! Integration tests of `mcp-streamable-client`: each C row of `SPEC.md`, and M7, against fake
 //! servers that behave, and fake servers that do not.
 
+mod calls;
 mod errors;
 mod fake;
 mod legacy;
