@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
@@ -16,7 +16,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 /// The body of a fake answer.
@@ -66,6 +66,8 @@ impl Req {
 pub(crate) struct Fake {
     pub(crate) url: String,
     log: Arc<Mutex<Vec<Req>>>,
+    /// Told of every request logged.
+    logged: Arc<Notify>,
     task: JoinHandle<()>,
 }
 
@@ -86,9 +88,11 @@ impl Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
+        let logged = Arc::new(Notify::new());
         let handler = Arc::new(handler);
         let task = tokio::spawn({
             let log = log.clone();
+            let logged = logged.clone();
             async move {
                 // Dropped with the server: its connections go with it.
                 let mut connections = tokio::task::JoinSet::new();
@@ -99,9 +103,11 @@ impl Fake {
                     while connections.try_join_next().is_some() {}
                     let handler = handler.clone();
                     let log = log.clone();
+                    let logged = logged.clone();
                     let service = service_fn(move |req: http::Request<Incoming>| {
                         let handler = handler.clone();
                         let log = log.clone();
+                        let logged = logged.clone();
                         async move {
                             let (parts, body) = req.into_parts();
                             let body = body
@@ -118,6 +124,7 @@ impl Fake {
                                 at: Instant::now(),
                             };
                             log.lock().unwrap().push(req.clone());
+                            logged.notify_waiters();
                             Ok::<_, Infallible>(handler(req).await)
                         }
                     });
@@ -132,6 +139,7 @@ impl Fake {
         Fake {
             url: format!("http://{addr}/mcp"),
             log,
+            logged,
             task,
         }
     }
@@ -148,19 +156,18 @@ impl Fake {
             .count()
     }
 
-    /// Waits (at most 5 s) until `done` holds for the log.
+    /// Waits until `done` holds for the log, woken by each request logged; fails after
+    /// [`LIMIT`](crate::LIMIT) without one.
     pub(crate) async fn wait_for(&self, done: impl Fn(&[Req]) -> bool) -> Vec<Req> {
-        let start = Instant::now();
         loop {
+            let logged = self.logged.notified();
             let log = self.requests();
             if done(&log) {
                 return log;
             }
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "waited in vain; log: {log:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            if tokio::time::timeout(crate::LIMIT, logged).await.is_err() {
+                panic!("waited in vain; log: {log:#?}");
+            }
         }
     }
 }

@@ -47,7 +47,8 @@ async fn c1_post_headers_carry_session_and_protocol_version() {
     assert!(log[2].is_post("tools/list"));
 }
 
-#[tokio::test]
+// On the test clock: the answer's 300 ms pass once the ping waits too.
+#[tokio::test(start_paused = true)]
 async fn c1_messages_sent_while_initialize_is_in_flight_wait_for_the_session() {
     let server = Fake::start(|req| async move {
         if req.is_post("initialize") {
