@@ -5,6 +5,7 @@
 
 mod json;
 mod recovery;
+mod silence;
 mod sse;
 mod tracker;
 

@@ -14,6 +14,7 @@ use crate::error::{Error, Kind};
 use crate::headers::{self, Format};
 use crate::read::json;
 use crate::read::recovery::Recovery;
+use crate::read::silence::Silence;
 use crate::read::tracker::Tracker;
 use crate::reconnect::Budget;
 use crate::state::Inner;
@@ -302,26 +303,22 @@ impl SseStream {
 
     /// Reads one connection of the stream to its end.
     async fn read(&mut self, mut body: Incoming, shutdown: &mut watch::Receiver<bool>) -> Read {
-        let idle = self.inner.config().sse_idle_timeout;
+        let mut silence = Silence::new(self.inner.config().sse_idle_timeout);
+        let timer = silence.timer();
+        tokio::pin!(timer);
         let id_before = self.scanner.last_event_id().to_owned();
         let mut delivered = false;
         loop {
-            let frame = tokio::select! {
+            let data = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
-                frame = idle_bounded(idle, body.frame()) => frame,
-            };
-            let data = match frame {
-                Err(Silent) => {
-                    tracing::debug!(
-                        ?idle,
-                        standalone = self.standalone,
-                        "event stream silent; treating it as broken"
-                    );
+                frame = body.frame() => frame,
+                () = silence.too_long(timer.as_mut()) => {
+                    tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
                     break;
                 }
-                Ok(frame) => frame,
             };
+            silence.heard();
             let data = match data {
                 None => break,
                 Some(Err(e)) => {
@@ -398,19 +395,5 @@ impl SseStream {
                 self.inner.deliver(Err(error.into())).await.then_some(false)
             }
         }
-    }
-}
-
-/// A stream said nothing for longer than the idle timeout.
-struct Silent;
-
-/// Awaits `next`, for at most `idle` when there is a bound.
-async fn idle_bounded<T>(
-    idle: Option<std::time::Duration>,
-    next: impl std::future::Future<Output = T>,
-) -> Result<T, Silent> {
-    match idle {
-        Some(idle) => tokio::time::timeout(idle, next).await.map_err(|_| Silent),
-        None => Ok(next.await),
     }
 }

@@ -234,7 +234,10 @@ impl Http {
             .body(Full::new(call.body.clone().unwrap_or_default()))
             .map_err(|e| Error::new(Kind::Builder).with(e))?;
         let headers = request.headers_mut();
-        headers.extend(self.config.headers.clone());
+        // Appended one by one: cloning the configured map would allocate a new one per request.
+        for (name, value) in &self.config.headers {
+            headers.append(name.clone(), value.clone());
+        }
         if let Some(auth) = auth {
             headers.insert(AUTHORIZATION, auth.clone());
         }
