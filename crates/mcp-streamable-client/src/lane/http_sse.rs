@@ -213,7 +213,7 @@ async fn read_stream(
 async fn deliver(inner: &Inner, http_sse: &HttpSse, data: &str) -> bool {
     match mcp_jsonrpc::parse(data.as_bytes()) {
         Ok(body) => {
-            for msg in body.into_messages() {
+            for msg in body {
                 if let Message::Response(response) = &msg
                     && let Some(id) = response.id()
                 {

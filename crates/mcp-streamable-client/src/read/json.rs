@@ -47,7 +47,7 @@ pub(crate) async fn read(
             }
             match mcp_jsonrpc::parse(&bytes) {
                 Ok(body) => {
-                    for msg in body.into_messages() {
+                    for msg in body {
                         if let Some(msg) = tracker.observe(&inner, &session, msg)
                             && !inner.deliver(Ok(msg)).await
                         {

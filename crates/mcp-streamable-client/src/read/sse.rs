@@ -306,7 +306,8 @@ impl SseStream {
         let mut silence = Silence::new(self.inner.config().sse_idle_timeout);
         let timer = silence.timer();
         tokio::pin!(timer);
-        let id_before = self.scanner.last_event_id().to_owned();
+        // An event with an id moves the stream on, as one with messages does.
+        let mut moved = false;
         let mut delivered = false;
         loop {
             let data = tokio::select! {
@@ -334,15 +335,18 @@ impl SseStream {
             loop {
                 match self.scanner.next_event() {
                     Ok(None) => break,
-                    Ok(Some(event)) => match self.on_event(event).await {
-                        // A per-request stream carries nothing after its response (M6): it is
-                        // over, and its connection can go.
-                        Some(_) if self.resends() && self.tracker.is_done() => {
-                            return Read::Stop;
+                    Ok(Some(event)) => {
+                        moved |= event.id.is_some();
+                        match self.on_event(event).await {
+                            // A per-request stream carries nothing after its response (M6): it
+                            // is over, and its connection can go.
+                            Some(_) if self.resends() && self.tracker.is_done() => {
+                                return Read::Stop;
+                            }
+                            Some(any) => delivered |= any,
+                            None => return Read::Stop,
                         }
-                        Some(any) => delivered |= any,
-                        None => return Read::Stop,
-                    },
+                    }
                     Err(e) => {
                         let limit = self.scanner.max_event_size();
                         tracing::warn!(limit, "server sent an event larger than the limit");
@@ -365,7 +369,7 @@ impl SseStream {
         }
         self.scanner.finish();
         tracing::debug!(standalone = self.standalone, "event stream ended");
-        Read::Ended(delivered || self.scanner.last_event_id() != id_before)
+        Read::Ended(delivered || moved)
     }
 
     /// Handles one event: `Some(true)` if it held messages, `None` once nobody reads.
@@ -380,7 +384,7 @@ impl SseStream {
         }
         match mcp_jsonrpc::parse(event.data.as_bytes()) {
             Ok(body) => {
-                for msg in body.into_messages() {
+                for msg in body {
                     if let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg)
                         && !self.inner.deliver(Ok(msg)).await
                     {
