@@ -74,7 +74,7 @@ async fn dispatch(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
             if inner.config().era == Era::Modern {
                 return Err(Error::new(Kind::Unsupported(Unsupported::Initialize)));
             }
-            session::initialize(inner, request).await
+            Box::pin(session::initialize(inner, request)).await
         }
         Message::Request(request) => self::request(inner, request).await,
         Message::Notification(notification) => self::notification(inner, notification).await,
@@ -87,7 +87,13 @@ async fn dispatch(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
 
 async fn request(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
     if let Some(version) = shape::declared_version(request.params.as_deref()) {
-        per_request::request(inner, request, Shape::AsIs(version), false).await?;
+        Box::pin(per_request::request(
+            inner,
+            request,
+            Shape::AsIs(version),
+            false,
+        ))
+        .await?;
         return Ok(());
     }
     // Each turn moves on: probing decides the lane, starting a session leads to `Session`.
@@ -95,14 +101,19 @@ async fn request(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
         match lane(inner) {
             Lane::Session => return session::in_session(inner, request.into()).await,
             Lane::PerRequest(version) => {
-                let verdict =
-                    per_request::request(inner, request, Shape::Fill(version), false).await?;
+                let verdict = Box::pin(per_request::request(
+                    inner,
+                    request,
+                    Shape::Fill(version),
+                    false,
+                ))
+                .await?;
                 if let Verdict::PerRequest(version) = verdict {
                     inner.discovery.remember(Found::PerRequest(version));
                 }
                 return Ok(());
             }
-            Lane::Start(version) => session::start_session(inner, version).await?,
+            Lane::Start(version) => Box::pin(session::start_session(inner, version)).await?,
             Lane::Probe => {
                 let _probing = inner.discovery.probing.lock().await;
                 if !matches!(lane(inner), Lane::Probe) {
@@ -110,7 +121,8 @@ async fn request(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
                     continue;
                 }
                 let shape = Shape::Fill(ProtocolVersion::LATEST_PER_REQUEST);
-                match per_request::request(inner, request.clone(), shape, true).await? {
+                let probe = per_request::request(inner, request.clone(), shape, true);
+                match Box::pin(probe).await? {
                     Verdict::PerRequest(version) => {
                         inner.discovery.remember(Found::PerRequest(version));
                         return Ok(());
@@ -149,5 +161,5 @@ async fn notification(inner: &Arc<Inner>, notification: Notification) -> Result<
         tracing::debug!("cancellation of a request no longer in flight; not posted");
         return Ok(());
     }
-    per_request::notify(inner, notification, &version).await
+    Box::pin(per_request::notify(inner, notification, &version)).await
 }

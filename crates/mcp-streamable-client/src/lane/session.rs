@@ -34,7 +34,7 @@ pub(crate) async fn initialize(inner: &Arc<Inner>, request: Request) -> Result<(
     let id = request.id.clone();
     let message = Message::Request(request);
     if let Some(http_sse) = http_sse {
-        return http_sse::post(inner, &http_sse, &message).await;
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let body = Bytes::from(message.to_vec());
     match post(inner, &NO_SESSION, body).await {
@@ -46,7 +46,7 @@ pub(crate) async fn initialize(inner: &Arc<Inner>, request: Request) -> Result<(
         Err(e) if fallback_applies(inner, &e) => {
             let http_sse = http_sse::fallback(inner, e).await?;
             inner.session().mode = Mode::HttpSse(http_sse.clone());
-            http_sse::post(inner, &http_sse, &message).await
+            Box::pin(http_sse::post(inner, &http_sse, &message)).await
         }
         Err(e) => Err(e),
     }
@@ -78,13 +78,13 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
         (session.headers.clone(), session.http_sse())
     };
     if let Some(http_sse) = http_sse {
-        return http_sse::post(inner, &http_sse, &message).await;
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let body = Bytes::from(message.to_vec());
     let (session, response) = match post(inner, &session, body.clone()).await {
         Ok(response) => (session, response),
         Err(e) if e.is_session_expired() && inner.config().reinitialize => {
-            let fresh = reinitialize(inner, &session, e).await?;
+            let fresh = Box::pin(reinitialize(inner, &session, e)).await?;
             let response = post(inner, &fresh, body).await?;
             (fresh, response)
         }
@@ -168,7 +168,7 @@ async fn own_lifecycle(inner: &Arc<Inner>, version: ProtocolVersion) -> Result<(
             let http_sse = http_sse::fallback(inner, e).await?;
             inner.session().mode = Mode::HttpSse(http_sse.clone());
             http_sse.expect_initialize(id, done);
-            http_sse::post(inner, &http_sse, &message).await?;
+            Box::pin(http_sse::post(inner, &http_sse, &message)).await?;
             Some(http_sse)
         }
         Err(e) => return Err(e),
@@ -182,7 +182,7 @@ async fn own_lifecycle(inner: &Arc<Inner>, version: ProtocolVersion) -> Result<(
     inner.session().initialized = Some(notification.clone());
     let message = Message::Notification(notification);
     if let Some(http_sse) = http_sse {
-        return http_sse::post(inner, &http_sse, &message).await;
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let session = inner.session().headers.clone();
     let response = post(inner, &session, Bytes::from(message.to_vec())).await?;

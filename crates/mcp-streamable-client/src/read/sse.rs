@@ -88,7 +88,7 @@ impl SseStream {
         if self.resends()
             && let Some(first) = first
         {
-            return self.run_resending(first).await;
+            return Box::pin(self.run_resending(first)).await;
         }
         let mut shutdown = self.inner.shutdown_signal();
         let mut connected_before = first.is_some();
@@ -162,7 +162,7 @@ impl SseStream {
             let response = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return,
-                response = self.get(last_event_id) => response,
+                response = Box::pin(self.get(last_event_id)) => response,
             };
             unreachable = matches!(&response, Err(e) if e.is_unreachable());
             match response {

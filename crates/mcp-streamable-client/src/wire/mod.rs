@@ -8,7 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, WWW_AUTHENTICATE};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -75,6 +75,9 @@ pub(crate) struct Http {
     /// The same, without a pool: every request gets a connection of its own. A request that met
     /// a stale pooled connection is sent again through it.
     fresh: PooledClient<Connector, Full<Bytes>>,
+    /// The `Host` header of every HTTP/1.1 request, made once: hyper-util would format it
+    /// anew for each request to a URL with a port.
+    host: Option<HeaderValue>,
     pub(crate) config: Config,
 }
 
@@ -122,6 +125,7 @@ impl Http {
         Ok(Http {
             client,
             fresh,
+            host: host_header(&config),
             config,
         })
     }
@@ -234,6 +238,11 @@ impl Http {
             .body(Full::new(call.body.clone().unwrap_or_default()))
             .map_err(|e| Error::new(Kind::Builder).with(e))?;
         let headers = request.headers_mut();
+        if let Some(host) = &self.host
+            && call.uri.authority() == self.config.url.authority()
+        {
+            headers.insert(HOST, host.clone());
+        }
         // Appended one by one: cloning the configured map would allocate a new one per request.
         for (name, value) in &self.config.headers {
             headers.append(name.clone(), value.clone());
@@ -263,6 +272,22 @@ impl Http {
         }
         Ok(request)
     }
+}
+
+/// The `Host` header of the requests to the configured URL, as hyper-util writes it (the port
+/// only when it is not the scheme's default); `None` where the connection may speak HTTP/2
+/// (`https`, which negotiates it, or prior knowledge), whose requests carry no `Host`.
+fn host_header(config: &Config) -> Option<HeaderValue> {
+    let url = &config.url;
+    if url.scheme_str() != Some("http") || config.http2_prior_knowledge {
+        return None;
+    }
+    let host = url.host()?;
+    let value = match url.port_u16() {
+        Some(port) if port != 80 => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    HeaderValue::from_str(&value).ok()
 }
 
 /// The first `limit` bytes of an error answer's body, read for at most `timeout` (and never

@@ -229,3 +229,20 @@ async fn c1_thousand_requests_from_16_callers_are_each_answered_to_their_caller(
     );
     dispatcher.abort();
 }
+
+#[tokio::test]
+async fn every_request_names_its_host() {
+    let server = Fake::start(|req| async move { fake::standard(&req) }).await;
+    let mut conn = connect(builder(&server.url).standalone_stream(false)).await;
+    handshake(&mut conn).await;
+    let authority = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let log = server.requests();
+    assert_eq!(log.len(), 2);
+    for req in &log {
+        assert_eq!(req.header("host"), Some(authority), "{req:?}");
+        assert_eq!(req.headers.get_all("host").iter().count(), 1);
+    }
+}
