@@ -27,6 +27,10 @@ use crate::wire::Http;
 /// (its stream ended for good) is answered with an error response of code
 /// [`LOST_RESPONSE_CODE`](crate::LOST_RESPONSE_CODE), so no caller waits forever.
 ///
+/// It closes by itself when the server has gone (its standalone stream cannot reach it any
+/// more, or the 2024-11-05 transport's stream ended): [`recv`](Connection::recv) then ends and
+/// [`ClientSender::is_closed`](mcp_transport::Sender::is_closed) is true.
+///
 /// Dropping it closes it; the DELETE that ends the session, if there is one, is then sent in the
 /// background.
 ///

@@ -53,7 +53,12 @@
 //! - **Resumption (C4, C5).** A stream lost before its response is resumed with GET and
 //!   `Last-Event-ID`, after the server's `retry` or the [`ReconnectPolicy`]'s backoff. Priming
 //!   events (empty data) are not messages. A stream that cannot be resumed answers its waiting
-//!   request with an error response of code [`LOST_RESPONSE_CODE`].
+//!   request with an error response of code [`LOST_RESPONSE_CODE`]. A stream silent for longer
+//!   than [`ClientBuilder::sse_idle_timeout`] counts as lost. When the standalone stream can
+//!   no longer reach the server at all, the server has gone: the connection closes.
+//! - **Stale connections.** A request written on a pooled HTTP/1.1 connection the server had
+//!   just closed, with no byte of response back, was not acted on (RFC 9112, section
+//!   9.3.1.1): it is sent once more on a fresh connection, and no other failure is retried.
 //! - **Sessions (C6, C8).** A 404 for a known session is an error for which
 //!   [`Error::is_session_expired`] is true; [`ClientBuilder::reinitialize_on_expiry`] starts a
 //!   new session instead. Closing sends DELETE, bounded by [`ClientBuilder::close_timeout`].
