@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use mcp_jsonrpc::Message;
 use mcp_sse::{Event, Scanner};
 use tokio::sync::watch;
 
@@ -35,6 +37,9 @@ pub(crate) struct SseStream {
     /// What to do when the stream breaks before the response: resume it, or, for the stream
     /// of a per-request request, send the request again (M7).
     recovery: Recovery,
+    /// The response of a POST's stream, held back until the end of the chunk that carried it
+    /// and a look for the stream's end.
+    held: Option<Message>,
 }
 
 /// How reading one connection of the stream ended.
@@ -79,6 +84,7 @@ impl SseStream {
             scanner,
             budget,
             recovery,
+            held: None,
         }
     }
 
@@ -309,15 +315,20 @@ impl SseStream {
         // An event with an id moves the stream on, as one with messages does.
         let mut moved = false;
         let mut delivered = false;
+        // A frame read ahead, after the response, to see the stream end.
+        let mut ahead = None;
         loop {
-            let data = tokio::select! {
-                biased;
-                _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
-                frame = body.frame() => frame,
-                () = silence.too_long(timer.as_mut()) => {
-                    tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
-                    break;
-                }
+            let data = match ahead.take() {
+                Some(frame) => frame,
+                None => tokio::select! {
+                    biased;
+                    _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
+                    frame = body.frame() => frame,
+                    () = silence.too_long(timer.as_mut()) => {
+                        tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
+                        break;
+                    }
+                },
             };
             silence.heard();
             let data = match data {
@@ -348,6 +359,9 @@ impl SseStream {
                         }
                     }
                     Err(e) => {
+                        if !self.release().await {
+                            return Read::Stop;
+                        }
                         let limit = self.scanner.max_event_size();
                         tracing::warn!(limit, "server sent an event larger than the limit");
                         let error = Error::new(Kind::TooLarge { limit }).with(e);
@@ -366,10 +380,28 @@ impl SseStream {
                     }
                 }
             }
+            if self.held.is_some() {
+                // The server ends a POST's stream after its response: once the connection's
+                // task has read that end, the connection goes back to the pool before the
+                // caller, woken by the response, sends its next request on another.
+                tokio::task::yield_now().await;
+                ahead = body.frame().now_or_never();
+                if !self.release().await {
+                    return Read::Stop;
+                }
+            }
         }
         self.scanner.finish();
         tracing::debug!(standalone = self.standalone, "event stream ended");
         Read::Ended(delivered || moved)
+    }
+
+    /// Delivers the response held back, if any; false once nobody reads.
+    async fn release(&mut self) -> bool {
+        match self.held.take() {
+            Some(response) => self.inner.deliver(Ok(response)).await,
+            None => true,
+        }
     }
 
     /// Handles one event: `Some(true)` if it held messages, `None` once nobody reads.
@@ -385,9 +417,15 @@ impl SseStream {
         match mcp_jsonrpc::parse(event.data.as_bytes()) {
             Ok(body) => {
                 for msg in body {
-                    if let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg)
-                        && !self.inner.deliver(Ok(msg)).await
-                    {
+                    let waiting = !self.tracker.is_done();
+                    let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg) else {
+                        continue;
+                    };
+                    if waiting && self.tracker.is_done() && !self.standalone && !self.resends() {
+                        self.held = Some(msg);
+                        continue;
+                    }
+                    if !self.release().await || !self.inner.deliver(Ok(msg)).await {
                         return None;
                     }
                 }

@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -68,6 +69,8 @@ pub(crate) struct Fake {
     log: Arc<Mutex<Vec<Req>>>,
     /// Told of every request logged.
     logged: Arc<Notify>,
+    /// The TCP connections accepted.
+    accepted: Arc<AtomicUsize>,
     task: JoinHandle<()>,
 }
 
@@ -89,10 +92,12 @@ impl Fake {
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let logged = Arc::new(Notify::new());
+        let accepted = Arc::new(AtomicUsize::new(0));
         let handler = Arc::new(handler);
         let task = tokio::spawn({
             let log = log.clone();
             let logged = logged.clone();
+            let accepted = accepted.clone();
             async move {
                 // Dropped with the server: its connections go with it.
                 let mut connections = tokio::task::JoinSet::new();
@@ -101,6 +106,7 @@ impl Fake {
                         return;
                     };
                     while connections.try_join_next().is_some() {}
+                    accepted.fetch_add(1, Ordering::SeqCst);
                     let handler = handler.clone();
                     let log = log.clone();
                     let logged = logged.clone();
@@ -140,8 +146,14 @@ impl Fake {
             url: format!("http://{addr}/mcp"),
             log,
             logged,
+            accepted,
             task,
         }
+    }
+
+    /// The TCP connections accepted so far.
+    pub(crate) fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Every request received so far.
