@@ -9,14 +9,12 @@
 //! progress notification as it arrives), calls `ping_client` (answering the server's ping on
 //! the way), then closes the session (DELETE).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use mcp_streamable_http::client::{Client, ClientConnection, ClientSender};
 use mcp_streamable_http::jsonrpc::{
-    ErrorObject, Id, Message, Notification, Request, Response, to_raw_value,
+    ErrorObject, Message, Notification, Request, Response, to_raw_value,
 };
 use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
@@ -25,30 +23,21 @@ use tokio::sync::oneshot;
 /// How long to wait for any one answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
-type Waiting = Arc<Mutex<HashMap<Id, oneshot::Sender<Response>>>>;
-
-/// Requests by id, answers through the task that reads the connection.
+/// Requests by id, each awaiting its own response ([`ClientSender::call`]).
 struct Peer {
     sender: ClientSender,
-    waiting: Waiting,
     next_id: i64,
 }
 
 impl Peer {
     async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
-        let id = Id::from(self.next_id);
-        let (tx, rx) = oneshot::channel();
-        self.waiting.lock().unwrap().insert(id.clone(), tx);
-        let request = Request::new(id, method, Some(to_raw_value(&params)?));
-        self.sender
-            .send(request.into())
+        let request = Request::new(self.next_id, method, Some(to_raw_value(&params)?));
+        let response = self
+            .sender
+            .call(request, ANSWER_TIMEOUT)
             .await
-            .with_context(|| format!("sending {method}"))?;
-        let response = tokio::time::timeout(ANSWER_TIMEOUT, rx)
-            .await
-            .with_context(|| format!("no answer to {method} within {ANSWER_TIMEOUT:?}"))?
-            .context("the connection ended before the answer")?;
+            .with_context(|| format!("calling {method}"))?;
         match response.result() {
             Ok(result) => Ok(serde_json::from_str(result.get())?),
             Err(error) => bail!("{method} failed: {} ({})", error.message, error.code),
@@ -56,12 +45,11 @@ impl Peer {
     }
 }
 
-/// Reads everything the server sends: answers go to their callers, progress is printed, and
-/// the server's pings are answered. Hands the connection back when told to stop (`recv` is
+/// Reads everything else the server sends: progress is printed, and the server's pings are
+/// answered (the answers to our requests go to their callers). Hands the connection back when told to stop (`recv` is
 /// cancel safe, so nothing is lost by stopping it mid-wait).
 async fn read_loop(
     mut conn: ClientConnection,
-    waiting: Waiting,
     mut stop: oneshot::Receiver<()>,
 ) -> ClientConnection {
     let sender = conn.sender();
@@ -73,15 +61,7 @@ async fn read_loop(
         };
         match received {
             Ok(Some(Message::Response(response))) => {
-                let caller = response
-                    .id()
-                    .and_then(|id| waiting.lock().unwrap().remove(id));
-                match caller {
-                    Some(tx) => {
-                        let _ = tx.send(response);
-                    }
-                    None => eprintln!("an answer nobody waits for: {:?}", response.id()),
-                }
+                eprintln!("an answer nobody waits for: {:?}", response.id());
             }
             Ok(Some(Message::Notification(n))) => {
                 let params: Value = n.parse_params().unwrap_or(Value::Null);
@@ -129,12 +109,10 @@ async fn main() -> anyhow::Result<()> {
         .context("usage: echo_client URL (e.g. http://127.0.0.1:8080/mcp)")?;
     let conn = Client::builder(&url).build()?.connect().await?;
     let sender = conn.sender();
-    let waiting = Waiting::default();
     let (stop, stopped) = oneshot::channel();
-    let reader = tokio::spawn(read_loop(conn, Arc::clone(&waiting), stopped));
+    let reader = tokio::spawn(read_loop(conn, stopped));
     let mut peer = Peer {
         sender: sender.clone(),
-        waiting,
         next_id: 0,
     };
 

@@ -1,5 +1,8 @@
-//! Tidy tests of the import structure inside a crate: its layers are imported one way only
-//! (a lower layer never names a higher one), and no import circle holds more than two files.
+//! Tidy tests of the import structure inside a crate. A crate whose docs list its modules in
+//! layers (a `# How it is built` section of `lib.rs` whose numbered items, top to bottom, each
+//! name the backquoted top-level modules of one layer) is held to that list: a module imports
+//! from its own layer and those below, never from one above, and no import circle holds more
+//! than two files.
 //!
 //! An import is any `crate::` or `super::` path in a file's code (comments and test modules
 //! aside), `use` or not, resolved to the file of the longest module prefix it names.
@@ -8,15 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-/// The crates whose layers are checked: their source folder, and their layers from the bottom
-/// up, each a top-level module. A file of one layer may import its own layer and those below.
-const LAYERED: &[(&str, &[&str])] = &[(
+/// The crates that must list their layers.
+const LAYERED: &[&str] = &[
     "crates/mcp-streamable-server/src",
-    &["protocol", "core", "http"],
-)];
-
-/// The crates whose import circles are checked.
-const NO_CIRCLES: &[&str] = &["crates/mcp-streamable-server/src"];
+    "crates/mcp-streamable-client/src",
+];
 
 /// The largest import circle allowed: two files that name each other, as a type and its
 /// helper may.
@@ -26,29 +25,60 @@ const MAX_CIRCLE: usize = 2;
 fn layers_are_imported_one_way_and_circles_are_small() {
     let root = crate::project_root();
     let mut problems = Vec::new();
-    for (src, layers) in LAYERED {
+    for src in LAYERED {
+        let lib = fs::read_to_string(root.join(src).join("lib.rs")).unwrap_or_default();
+        let layers = documented_layers(&lib);
+        if layers.len() < 2 {
+            problems.push(format!(
+                "{src}/lib.rs: no layers listed under `# How it is built`"
+            ));
+            continue;
+        }
         let graph = Graph::read(&root.join(src));
-        problems.extend(
-            graph
-                .layer_violations(layers)
-                .into_iter()
-                .map(|p| format!("{src}/{p}")),
-        );
-    }
-    for src in NO_CIRCLES {
-        let graph = Graph::read(&root.join(src));
-        problems.extend(
-            graph
-                .circles(MAX_CIRCLE)
-                .into_iter()
-                .map(|p| format!("{src}: {p}")),
-        );
+        let violations = graph.layer_violations(&layers).into_iter();
+        problems.extend(violations.map(|p| format!("{src}/{p}")));
+        let circles = graph.circles(MAX_CIRCLE).into_iter();
+        problems.extend(circles.map(|p| format!("{src}: {p}")));
     }
     assert!(
         problems.is_empty(),
         "import structure:\n  {}",
         problems.join("\n  ")
     );
+}
+
+/// The layers a crate's docs list, bottom up: the numbered items of `# How it is built`, top
+/// to bottom, each the backquoted names before its colon.
+fn documented_layers(lib: &str) -> Vec<Vec<String>> {
+    let mut in_section = false;
+    let mut layers = Vec::new();
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            continue;
+        };
+        let doc = doc.trim();
+        if let Some(heading) = doc.strip_prefix('#') {
+            in_section = heading.trim_start_matches('#').trim() == "How it is built";
+            continue;
+        }
+        let Some((number, rest)) = doc.split_once(". ") else {
+            continue;
+        };
+        if !in_section || number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let names = rest.split(':').next().unwrap_or("");
+        let layer: Vec<String> = names
+            .split(',')
+            .filter_map(|n| n.trim().strip_prefix('`')?.strip_suffix('`'))
+            .map(String::from)
+            .collect();
+        if !layer.is_empty() {
+            layers.push(layer);
+        }
+    }
+    layers.reverse();
+    layers
 }
 
 /// The files of a crate and the files each imports, by module path (`core::session`; the
@@ -96,11 +126,13 @@ impl Graph {
             .find(|module| self.files.contains_key(module))
     }
 
-    fn layer_violations(&self, layers: &[&str]) -> Vec<String> {
+    /// Imports of a module from a layer above its own; `layers` bottom up.
+    fn layer_violations(&self, layers: &[Vec<String>]) -> Vec<String> {
         let layer = |module: &str| {
             let top = module.split("::").next().unwrap_or("");
-            layers.iter().position(|l| *l == top)
+            layers.iter().position(|l| l.iter().any(|name| name == top))
         };
+        let name = |i: usize| layers[i].join(", ");
         let mut problems = Vec::new();
         for (from, targets) in &self.edges {
             let Some(low) = layer(from) else { continue };
@@ -110,7 +142,10 @@ impl Graph {
                 {
                     problems.push(format!(
                         "{}: the {} layer imports {} of the {} layer above it",
-                        self.files[from], layers[low], self.files[to], layers[high]
+                        self.files[from],
+                        name(low),
+                        self.files[to],
+                        name(high)
                     ));
                 }
             }
@@ -444,9 +479,27 @@ mod tests {
             ("http/b.rs", "use crate::core::a::Z;\n"),
             ("protocol/c.rs", ""),
         ]);
-        let problems = g.layer_violations(&["protocol", "core", "http"]);
+        let layers = [
+            vec!["protocol".into()],
+            vec!["core".into()],
+            vec!["http".into()],
+        ];
+        let problems = g.layer_violations(&layers);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].starts_with("core/a.rs: the core layer imports http/b.rs"));
+    }
+
+    #[test]
+    fn layers_are_read_from_the_crate_docs_bottom_up() {
+        let lib = "//! Intro.\n//!\n//! # How it is built\n//!\n//! 1. `client`, `connection`: the face.\n//!    more words: `ignored`.\n//! 2. `wire`: the HTTP layer.\n//!\n//! # Other\n//! 3. `not`: a layer.\n";
+        assert_eq!(
+            documented_layers(lib),
+            [
+                vec!["wire".to_owned()],
+                vec!["client".to_owned(), "connection".to_owned()]
+            ]
+        );
+        assert!(documented_layers("//! No section.\n").is_empty());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use http::HeaderValue;
 
-use crate::BoxError;
+use crate::error::BoxError;
 
 /// The future an [`AuthProvider`] returns.
 pub type AuthFuture = Pin<Box<dyn Future<Output = Result<Option<HeaderValue>, BoxError>> + Send>>;

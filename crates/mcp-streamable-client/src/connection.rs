@@ -1,165 +1,21 @@
-//! [`ClientConnection`] and [`ClientSender`]: the state one connection shares between the
-//! application, its senders and the tasks reading the server's streams.
+//! [`ClientConnection`] and [`ClientSender`]: the public face of one connection, over the
+//! dispatcher that sends each message in its lane.
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::time::Duration;
 
-use http::Method;
-use mcp_jsonrpc::{ErrorObject, Id, Message, Response};
+use mcp_jsonrpc::{Id, Message, Request, Response};
 use mcp_transport::{Connection, Outgoing, Sender};
-use tokio::sync::{RwLock, mpsc, watch};
-use tokio::task::AbortHandle;
+use tokio::sync::mpsc;
 
-use crate::LOST_RESPONSE_CODE;
-use crate::builder::Config;
-use crate::era::{Discovery, Era};
+use crate::config::Era;
+use crate::dispatch;
 use crate::error::{Deadline, Error, Kind};
-use crate::exchange::InFlight;
-use crate::headers::ACCEPT_POST;
-use crate::request::{Call, Http};
-use crate::session::{Mode, Session, SessionHeaders};
-use crate::stream::SseStream;
-
-/// How many received messages wait for [`ClientConnection::recv`] before the tasks reading the
-/// server's streams stop reading: enough to absorb a burst, small enough that an application
-/// that does not read holds bounded memory (and the server sees back-pressure).
-const INBOX_CAPACITY: usize = 64;
-
-/// What the tasks deliver to `recv`: a message, or an error concerning one message.
-pub(crate) type Delivery = Result<Message, mcp_transport::Error>;
-
-/// The state of one connection.
-pub(crate) struct Inner {
-    pub(crate) http: Arc<Http>,
-    /// What the client knows of the endpoint's era, shared with its other connections.
-    pub(crate) discovery: Arc<Discovery>,
-    session: Mutex<Session>,
-    /// The per-request requests waiting for their responses (M7).
-    in_flight: Mutex<InFlight>,
-    /// Held for writing while `initialize` is in flight (and while a new session starts), so
-    /// that the messages sent meanwhile wait for the session id.
-    pub(crate) gate: RwLock<()>,
-    inbox: mpsc::Sender<Delivery>,
-    /// Becomes true when the connection closes; every task watches it.
-    shutdown: watch::Sender<bool>,
-    closed: AtomicBool,
-    /// The task reading the standalone GET stream, if one runs.
-    standalone: Mutex<Option<AbortHandle>>,
-}
-
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner")
-            .field("url", &self.http.config.url)
-            .field("closed", &self.is_closed())
-            .finish_non_exhaustive()
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Inner {
-    pub(crate) fn config(&self) -> &Config {
-        &self.http.config
-    }
-
-    pub(crate) fn session(&self) -> MutexGuard<'_, Session> {
-        lock(&self.session)
-    }
-
-    pub(crate) fn in_flight(&self) -> MutexGuard<'_, InFlight> {
-        lock(&self.in_flight)
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    /// A receiver that sees the connection close.
-    pub(crate) fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
-    }
-
-    /// Hands a message or a recoverable error to `recv`; false once nobody will read it.
-    pub(crate) async fn deliver(&self, item: Delivery) -> bool {
-        self.inbox.send(item).await.is_ok()
-    }
-
-    /// Answers the request `id` with an error response saying why its response will not come
-    /// (C5).
-    pub(crate) async fn answer_lost(&self, id: Id, reason: &str) -> bool {
-        tracing::warn!(%id, reason, "request will get no response from the server");
-        let error = ErrorObject::new(LOST_RESPONSE_CODE, format!("response lost: {reason}"));
-        self.deliver(Ok(Response::error(Some(id), error).into()))
-            .await
-    }
-
-    /// Closes the connection on this side: sends fail, tasks stop, `recv` drains and ends.
-    /// Returns whether this call closed it.
-    pub(crate) fn terminate(&self) -> bool {
-        let first = !self.closed.swap(true, Ordering::AcqRel);
-        self.shutdown.send_replace(true);
-        if let Some(task) = lock(&self.standalone).take() {
-            task.abort();
-        }
-        first
-    }
-
-    /// Opens the standalone GET stream of the session (C3), replacing any previous one.
-    pub(crate) fn start_standalone(self: &Arc<Self>, session: SessionHeaders) {
-        if !self.config().standalone || self.is_closed() {
-            return;
-        }
-        let stream = SseStream::standalone(self.clone(), session);
-        let task = tokio::spawn(stream.run(None));
-        if let Some(old) = lock(&self.standalone).replace(task.abort_handle()) {
-            old.abort();
-        }
-    }
-
-    /// Ends the session with DELETE, bounded by the close timeout (C8). 404 and 405 are fine:
-    /// the session is gone, or the server does not let clients end sessions.
-    pub(crate) async fn delete_session(&self) -> Result<(), Error> {
-        let (headers, mode) = {
-            let session = self.session();
-            (session.headers.clone(), session.mode.clone())
-        };
-        if !matches!(mode, Mode::Streamable) || headers.id.is_none() {
-            return Ok(());
-        }
-        let timeout = self.config().close_timeout;
-        let call = Call {
-            method: Method::DELETE,
-            uri: &self.config().url,
-            accept: ACCEPT_POST,
-            session: &headers,
-            meta: None,
-            last_event_id: None,
-            body: None,
-            timeout,
-            deadline: Deadline::Close,
-        };
-        let result = tokio::time::timeout(timeout, self.http.execute(&call))
-            .await
-            .map_err(|_| Error::timeout(Deadline::Close))
-            .and_then(|r| r);
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if matches!(e.status().map(|s| s.as_u16()), Some(404 | 405)) => {
-                tracing::debug!(error = %e, "session not deleted by the server");
-                Ok(())
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "deleting the session failed");
-                Err(e)
-            }
-        }
-    }
-}
+use crate::lane;
+use crate::state::{Delivery, Discovery, Inner};
+use crate::wire::Http;
 
 /// A connection to a Streamable HTTP server, from [`Client`](crate::Client)'s
 /// [`connect`](mcp_transport::Transport::connect).
@@ -170,6 +26,10 @@ impl Inner {
 /// [`ErrorKind::MessageTooLarge`]), after which it goes on. A request whose response cannot come
 /// (its stream ended for good) is answered with an error response of code
 /// [`LOST_RESPONSE_CODE`](crate::LOST_RESPONSE_CODE), so no caller waits forever.
+///
+/// It closes by itself when the server has gone (its standalone stream cannot reach it any
+/// more, or the 2024-11-05 transport's stream ended): [`recv`](Connection::recv) then ends and
+/// [`ClientSender::is_closed`](mcp_transport::Sender::is_closed) is true.
 ///
 /// Dropping it closes it; the DELETE that ends the session, if there is one, is then sent in the
 /// background.
@@ -192,18 +52,7 @@ impl fmt::Debug for ClientConnection {
 
 impl ClientConnection {
     pub(crate) fn new(http: Arc<Http>, discovery: Arc<Discovery>) -> Self {
-        let (inbox, rx) = mpsc::channel(INBOX_CAPACITY);
-        let inner = Inner {
-            http,
-            discovery,
-            session: Mutex::new(Session::new()),
-            in_flight: Mutex::default(),
-            gate: RwLock::new(()),
-            inbox,
-            shutdown: watch::Sender::new(false),
-            closed: AtomicBool::new(false),
-            standalone: Mutex::new(None),
-        };
+        let (inner, rx) = Inner::new(http, discovery);
         ClientConnection {
             inner: Arc::new(inner),
             rx,
@@ -227,7 +76,7 @@ impl ClientConnection {
 
     /// Whether the server turned out to speak only the 2024-11-05 HTTP+SSE transport (C10).
     pub fn is_legacy(&self) -> bool {
-        self.inner.session().legacy().is_some()
+        self.inner.session().http_sse().is_some()
     }
 
     /// The protocol this connection speaks for the messages the transport shapes (M7):
@@ -251,7 +100,7 @@ impl Drop for ClientConnection {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let inner = self.inner.clone();
             runtime.spawn(async move {
-                let _ = inner.delete_session().await;
+                let _ = lane::session::end(&inner).await;
             });
         }
     }
@@ -294,7 +143,7 @@ impl Connection for ClientConnection {
         self.rx.close();
         self.rx_closed = true;
         if first {
-            self.inner.delete_session().await?;
+            lane::session::end(&self.inner).await?;
         }
         Ok(())
     }
@@ -322,6 +171,75 @@ impl fmt::Debug for ClientSender {
     }
 }
 
+impl ClientSender {
+    /// Sends `request` and waits, at most `timeout`, for its own response, for an application
+    /// without an SDK on top to match responses to requests: the response comes back here, not
+    /// through [`recv`](Connection::recv), while notifications, the server's requests and every
+    /// other response still arrive through `recv`, which some task must keep reading.
+    ///
+    /// A JSON-RPC error response is a response (`Ok`). It fails as [`send`](Sender::send)
+    /// fails, with an error for which [`Error::is_timeout`] is true when no response came in
+    /// time (a response that comes later goes to `recv`), and with a closed-connection error
+    /// when the connection closed first. Ids must be unique among the calls in flight: a call
+    /// with the id of one still waiting takes its place.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use mcp_jsonrpc::Request;
+    /// use mcp_streamable_client::Client;
+    /// use mcp_transport::{Connection, Transport};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut conn = Client::new("http://127.0.0.1:8080/mcp")?.connect().await?;
+    /// let sender = conn.sender();
+    /// // Notifications and the server's requests keep coming through `recv`.
+    /// tokio::spawn(async move { while let Ok(Some(message)) = conn.recv().await { drop(message) } });
+    /// let tools = sender.call(Request::new(1, "tools/list", None), Duration::from_secs(30)).await?;
+    /// println!("{:?}", tools.result());
+    /// # Ok(()) }
+    /// ```
+    pub async fn call(&self, request: Request, timeout: Duration) -> Result<Response, Error> {
+        if self.inner.is_closed() {
+            return Err(Error::new(Kind::Closed));
+        }
+        let mut caller = Caller::new(&self.inner, &request.id);
+        let exchange = async {
+            dispatch::send(&self.inner, request.into()).await?;
+            (&mut caller.answer)
+                .await
+                .map_err(|_| Error::new(Kind::Closed))
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| Error::timeout(Deadline::Response))?
+    }
+}
+
+/// A caller waiting for its response, which stops waiting when dropped.
+struct Caller<'a> {
+    inner: &'a Inner,
+    id: Id,
+    answer: tokio::sync::oneshot::Receiver<Response>,
+}
+
+impl<'a> Caller<'a> {
+    fn new(inner: &'a Inner, id: &Id) -> Caller<'a> {
+        let answer = inner.expect_response(id);
+        Caller {
+            inner,
+            id: id.clone(),
+            answer,
+        }
+    }
+}
+
+impl Drop for Caller<'_> {
+    fn drop(&mut self) {
+        self.inner.forget_caller(&self.id);
+    }
+}
+
 impl Sender for ClientSender {
     fn send(
         &self,
@@ -332,7 +250,7 @@ impl Sender for ClientSender {
             if inner.is_closed() {
                 return Err(Error::new(Kind::Closed).into());
             }
-            crate::send::send(&inner, message.message)
+            dispatch::send(&inner, message.message)
                 .await
                 .map_err(Into::into)
         }

@@ -59,8 +59,8 @@ pub(crate) enum Kind {
     InvalidMessage,
     /// The authorization provider failed.
     Auth,
-    /// The legacy HTTP+SSE fallback could not find where to post.
-    Legacy(LegacyFailure),
+    /// The HTTP+SSE fallback (C10) could not find where to post.
+    HttpSse(HttpSseFailure),
     /// The message has no place in the protocol the transport speaks to the endpoint (M7).
     Unsupported(Unsupported),
     /// The server did not answer the `initialize` the transport sent on the application's
@@ -74,13 +74,15 @@ pub(crate) enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Deadline {
     Request,
+    /// The response a [`ClientSender::call`](crate::ClientSender::call) waits for.
+    Response,
     Close,
     Endpoint,
 }
 
-/// Why the legacy fallback failed.
+/// Why the HTTP+SSE fallback failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LegacyFailure {
+pub(crate) enum HttpSseFailure {
     /// The stream ended before the `endpoint` event.
     Missing,
     /// The `endpoint` event named no usable URL.
@@ -138,7 +140,7 @@ impl Error {
         )
     }
 
-    /// Whether a request, the legacy endpoint event or the closing DELETE timed out.
+    /// Whether a request, the HTTP+SSE endpoint event or the closing DELETE timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(self.inner.kind, Kind::Timeout(_))
     }
@@ -212,6 +214,18 @@ impl Error {
         }
     }
 
+    /// Whether the server could not be reached at all: connecting failed (refused, no route,
+    /// timed out), so nothing was sent.
+    pub(crate) fn is_unreachable(&self) -> bool {
+        matches!(self.inner.kind, Kind::Http)
+            && self
+                .inner
+                .source
+                .as_deref()
+                .and_then(|s| s.downcast_ref::<hyper_util::client::legacy::Error>())
+                .is_some_and(hyper_util::client::legacy::Error::is_connect)
+    }
+
     /// The kind of [`mcp_transport::Error`] this error is reported as: the one place that maps
     /// what went wrong (HTTP statuses included) onto the transport's kinds.
     pub(crate) fn transport_kind(&self) -> ErrorKind {
@@ -220,7 +234,7 @@ impl Error {
             Kind::Timeout(_) => ErrorKind::Timeout,
             Kind::TooLarge { .. } => ErrorKind::MessageTooLarge,
             Kind::InvalidMessage => ErrorKind::InvalidMessage,
-            Kind::Status { .. } | Kind::ContentType | Kind::Legacy(_) | Kind::Initialize => {
+            Kind::Status { .. } | Kind::ContentType | Kind::HttpSse(_) | Kind::Initialize => {
                 ErrorKind::Protocol
             }
             Kind::Unsupported(_) => ErrorKind::Unsupported,
@@ -258,8 +272,9 @@ impl fmt::Display for Error {
             Kind::Body => f.write_str("failed to read the response body"),
             Kind::Timeout(Deadline::Request) => f.write_str("request timed out"),
             Kind::Timeout(Deadline::Close) => f.write_str("closing the session timed out"),
+            Kind::Timeout(Deadline::Response) => f.write_str("no response in time"),
             Kind::Timeout(Deadline::Endpoint) => {
-                f.write_str("timed out waiting for the legacy endpoint event")
+                f.write_str("timed out waiting for the endpoint event of the 2024-11-05 transport")
             }
             Kind::Status {
                 status,
@@ -280,12 +295,14 @@ impl fmt::Display for Error {
             Kind::TooLarge { limit } => write!(f, "message larger than the limit of {limit} bytes"),
             Kind::InvalidMessage => f.write_str("server sent an invalid json-rpc message"),
             Kind::Auth => f.write_str("authorization provider failed"),
-            Kind::Legacy(LegacyFailure::Missing) => {
-                f.write_str("legacy event stream ended before its endpoint event")
+            Kind::HttpSse(HttpSseFailure::Missing) => f.write_str(
+                "event stream of the 2024-11-05 transport ended before its endpoint event",
+            ),
+            Kind::HttpSse(HttpSseFailure::Invalid) => {
+                f.write_str("invalid endpoint of the 2024-11-05 transport")
             }
-            Kind::Legacy(LegacyFailure::Invalid) => f.write_str("invalid legacy endpoint"),
-            Kind::Legacy(LegacyFailure::Foreign) => {
-                f.write_str("legacy endpoint is on another origin")
+            Kind::HttpSse(HttpSseFailure::Foreign) => {
+                f.write_str("endpoint of the 2024-11-05 transport is on another origin")
             }
             Kind::Unsupported(Unsupported::Initialize) => {
                 f.write_str("the 2026-07-28 protocol the client is pinned to has no initialize")
@@ -327,8 +344,9 @@ mod tests {
             Error::new(Kind::Http),
             Error::timeout(Deadline::Request),
             Error::timeout(Deadline::Close),
+            Error::timeout(Deadline::Response),
             Error::new(Kind::TooLarge { limit: 8 }),
-            Error::new(Kind::Legacy(LegacyFailure::Foreign)),
+            Error::new(Kind::HttpSse(HttpSseFailure::Foreign)),
             Error::new(Kind::Unsupported(Unsupported::Initialize)),
             Error::new(Kind::Unsupported(Unsupported::Response)),
             Error::new(Kind::Unsupported(Unsupported::Params)),

@@ -1,18 +1,7 @@
-//! The header names and values of the transport, and reading a response's content type.
+//! The header values of the transport, and reading a response's content type. The header names
+//! are the shared protocol crate's ([`mcp_streamable_protocol::headers`]).
 
-use http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-
-/// The session id the server assigns in its answer to `initialize`, sent back on every request.
-pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-/// The protocol version negotiated by `initialize`, sent on every later request (C1).
-pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-/// The SSE event id to resume a stream after (C4).
-pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-/// The body's `method`, mirrored on every 2026-07-28 POST (M7).
-pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-/// The body's `params.name` or `params.uri`, mirrored on the 2026-07-28 POSTs of `tools/call`,
-/// `prompts/get` and `resources/read` (M7).
-pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
 /// What a POST accepts: both reply formats (C1).
 pub(crate) const ACCEPT_POST: HeaderValue =

@@ -53,7 +53,12 @@
 //! - **Resumption (C4, C5).** A stream lost before its response is resumed with GET and
 //!   `Last-Event-ID`, after the server's `retry` or the [`ReconnectPolicy`]'s backoff. Priming
 //!   events (empty data) are not messages. A stream that cannot be resumed answers its waiting
-//!   request with an error response of code [`LOST_RESPONSE_CODE`].
+//!   request with an error response of code [`LOST_RESPONSE_CODE`]. A stream silent for longer
+//!   than [`ClientBuilder::sse_idle_timeout`] counts as lost. When the standalone stream can
+//!   no longer reach the server at all, the server has gone: the connection closes.
+//! - **Stale connections.** A request written on a pooled HTTP/1.1 connection the server had
+//!   just closed, with no byte of response back, was not acted on (RFC 9112, section
+//!   9.3.1.1): it is sent once more on a fresh connection, and no other failure is retried.
 //! - **Sessions (C6, C8).** A 404 for a known session is an error for which
 //!   [`Error::is_session_expired`] is true; [`ClientBuilder::reinitialize_on_expiry`] starts a
 //!   new session instead. Closing sends DELETE, bounded by [`ClientBuilder::close_timeout`].
@@ -88,6 +93,35 @@
 //! `debug` for disconnects and reconnections, `warn` for misbehaving servers) and never
 //! installs a subscriber.
 //!
+//! # How it is built
+//!
+//! The modules form layers, top to bottom. A module imports from its own layer and the ones
+//! below it, never from one above, and the imports between files form no circle; a tidy test
+//! (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
+//!
+//! 1. `client`, `connection`: the public face, [`Client`], [`ClientBuilder`],
+//!    [`ClientConnection`] and [`ClientSender`].
+//! 2. `dispatch`: picks the lane of each message (M7).
+//! 3. `lane`: one lane per way of talking, the session-based protocol (`lane::session`), the
+//!    per-request one (`lane::per_request`) and the 2024-11-05 HTTP+SSE fallback
+//!    (`lane::http_sse`).
+//! 4. `read`: the readers of JSON and SSE replies, handed the request to track and the
+//!    recovery to use when a stream breaks (resume with `Last-Event-ID`, or re-send under a
+//!    new id) as values.
+//! 5. `state`: what one connection shares, the session, the requests in flight, the inbox,
+//!    and what a client found out about its endpoint.
+//! 6. `wire`: the HTTP layer, one request on the wire, the pool, stale connections.
+//! 7. `config`: the configuration every layer reads, and [`Era`].
+//! 8. `shape`, `headers`, `reconnect`, `auth`: the shaping of per-request messages, header
+//!    values, the reconnection policy, authorization.
+//! 9. `error`: the error of the crate.
+//!
+//! The protocol's vocabulary (versions, header names, `_meta` keys, error codes) is the
+//! shared `mcp-streamable-protocol` crate's. One word per concept: *session* is the
+//! session-based protocol (2025-03-26 to 2025-11-25, [`Era::Legacy`] in the public API),
+//! *per-request* the 2026-07-28 one ([`Era::Modern`]), *HTTP+SSE* the 2024-11-05 transport
+//! ([`ClientConnection::is_legacy`]).
+//!
 //! # Features
 //!
 //! - `rustls` (default): `https` through rustls with the ring provider, trusting the
@@ -95,40 +129,31 @@
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod auth;
-mod builder;
+mod client;
+mod config;
 mod connection;
-mod era;
+mod dispatch;
 mod error;
-mod exchange;
 mod headers;
-mod legacy;
-mod modern;
+mod lane;
+mod read;
 mod reconnect;
-mod reply;
-mod request;
-mod send;
-mod session;
-mod stream;
+mod shape;
+mod state;
+mod wire;
 
 pub use auth::{AuthContext, AuthFuture, AuthProvider};
-pub use builder::{
+pub use client::{
     Client, ClientBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_EVENT_SIZE,
-    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SSE_IDLE_TIMEOUT,
 };
+pub use config::Era;
 pub use connection::{ClientConnection, ClientSender};
-pub use era::Era;
 pub use error::{BoxError, ERROR_BODY_PREFIX, Error};
 pub use reconnect::{
     DEFAULT_FACTOR, DEFAULT_INITIAL_DELAY, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, ReconnectPolicy,
 };
-
-/// The JSON-RPC error code of the response the transport makes up for a request whose response
-/// cannot come: its stream ended and could not be resumed, the server refused the resumption,
-/// or the stream carried an oversized event (C5).
-///
-/// -32000 is the first code JSON-RPC leaves to implementations, and the one the reference MCP
-/// SDKs use for a closed connection. The message starts with `response lost: ` and says why.
-pub const LOST_RESPONSE_CODE: i64 = -32000;
+pub use state::LOST_RESPONSE_CODE;
 
 /// The README's example, run as a doc test.
 #[cfg(doctest)]

@@ -88,9 +88,21 @@
 //! requests are forgotten once over. Sessions are capped in number and end when idle. A batch
 //! (2025-03-26) holds at most [`Config::max_batch_messages`] messages.
 //! [`StreamableHttpService::buffered_bytes`] tells what the sessions hold.
+//!
+//! # How it is built
+//!
+//! The modules form layers, top to bottom. A module imports from its own layer and the ones
+//! below it, never from one above, and the imports between files form no circle of more than
+//! two; a tidy test (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
+//!
+//! 1. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
+//!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses.
+//! 2. `core`: the session core, which knows nothing of HTTP requests and responses: the
+//!    sessions and their state machine, readers, the stores, the application's connection.
+//! 3. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
+//!    `initialize` and of the per-request `_meta`.
 #![deny(missing_docs, missing_debug_implementations)]
 
-// The layers, imported one way only: `http` -> `core` -> `protocol` (a tidy test keeps it so).
 mod core;
 mod http;
 mod protocol;

@@ -3,8 +3,9 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Uri};
@@ -16,7 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
 /// The body of a fake answer.
@@ -66,6 +67,10 @@ impl Req {
 pub(crate) struct Fake {
     pub(crate) url: String,
     log: Arc<Mutex<Vec<Req>>>,
+    /// Told of every request logged.
+    logged: Arc<Notify>,
+    /// The TCP connections accepted.
+    accepted: Arc<AtomicUsize>,
     task: JoinHandle<()>,
 }
 
@@ -76,7 +81,8 @@ impl Drop for Fake {
 }
 
 impl Fake {
-    /// Serves `handler` on 127.0.0.1, at the path `/mcp`.
+    /// Serves `handler` on 127.0.0.1, at the path `/mcp`, until dropped: dropping it closes its
+    /// listener and its connections, as a server that has gone.
     pub(crate) async fn start<F, Fut>(handler: F) -> Fake
     where
         F: Fn(Req) -> Fut + Send + Sync + 'static,
@@ -85,19 +91,29 @@ impl Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
+        let logged = Arc::new(Notify::new());
+        let accepted = Arc::new(AtomicUsize::new(0));
         let handler = Arc::new(handler);
         let task = tokio::spawn({
             let log = log.clone();
+            let logged = logged.clone();
+            let accepted = accepted.clone();
             async move {
+                // Dropped with the server: its connections go with it.
+                let mut connections = tokio::task::JoinSet::new();
                 loop {
                     let Ok((tcp, _)) = listener.accept().await else {
                         return;
                     };
+                    while connections.try_join_next().is_some() {}
+                    accepted.fetch_add(1, Ordering::SeqCst);
                     let handler = handler.clone();
                     let log = log.clone();
+                    let logged = logged.clone();
                     let service = service_fn(move |req: http::Request<Incoming>| {
                         let handler = handler.clone();
                         let log = log.clone();
+                        let logged = logged.clone();
                         async move {
                             let (parts, body) = req.into_parts();
                             let body = body
@@ -114,10 +130,11 @@ impl Fake {
                                 at: Instant::now(),
                             };
                             log.lock().unwrap().push(req.clone());
+                            logged.notify_waiters();
                             Ok::<_, Infallible>(handler(req).await)
                         }
                     });
-                    tokio::spawn(async move {
+                    connections.spawn(async move {
                         let _ = auto::Builder::new(TokioExecutor::new())
                             .serve_connection(TokioIo::new(tcp), service)
                             .await;
@@ -128,8 +145,15 @@ impl Fake {
         Fake {
             url: format!("http://{addr}/mcp"),
             log,
+            logged,
+            accepted,
             task,
         }
+    }
+
+    /// The TCP connections accepted so far.
+    pub(crate) fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Every request received so far.
@@ -144,19 +168,18 @@ impl Fake {
             .count()
     }
 
-    /// Waits (at most 5 s) until `done` holds for the log.
+    /// Waits until `done` holds for the log, woken by each request logged; fails after
+    /// [`LIMIT`](crate::LIMIT) without one.
     pub(crate) async fn wait_for(&self, done: impl Fn(&[Req]) -> bool) -> Vec<Req> {
-        let start = Instant::now();
         loop {
+            let logged = self.logged.notified();
             let log = self.requests();
             if done(&log) {
                 return log;
             }
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "waited in vain; log: {log:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            if tokio::time::timeout(crate::LIMIT, logged).await.is_err() {
+                panic!("waited in vain; log: {log:#?}");
+            }
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Integration tests of `mcp-streamable-client`: each C row of `SPEC.md`, and M7, against fake
 //! servers that behave, and fake servers that do not.
 
+mod calls;
 mod errors;
 mod fake;
 mod legacy;
 mod modern;
 mod our_server;
+mod recovery;
 mod sending;
 mod session;
 mod streams;
@@ -94,9 +96,21 @@ fn cause(err: &mcp_transport::Error) -> &Error {
         .unwrap_or_else(|| panic!("no client error in {err:?}"))
 }
 
-/// Asserts that nothing arrives for a while.
+/// Asserts that nothing arrives for `wait`, waited on the test clock, paused for the while:
+/// every timer due in that time fires, in order, without the test waiting in real time.
 async fn assert_quiet(conn: &mut ClientConnection, wait: Duration) {
-    if let Ok(got) = tokio::time::timeout(wait, conn.recv()).await {
+    tokio::time::pause();
+    let got = tokio::time::timeout(wait, conn.recv()).await;
+    tokio::time::resume();
+    if let Ok(got) = got {
         panic!("expected nothing, got {got:?}");
     }
+}
+
+/// Lets `wait` pass on the test clock, paused for the while, so that whatever was due in that
+/// time (a retry, a reconnection) has happened when it returns, without real waiting.
+async fn settle(wait: Duration) {
+    tokio::time::pause();
+    tokio::time::sleep(wait).await;
+    tokio::time::resume();
 }

@@ -441,7 +441,9 @@ async fn m7_auto_falls_back_on_a_legacy_400_and_remembers_the_era() {
     assert_eq!(server.count(Method::DELETE), 2);
 }
 
-#[tokio::test]
+// On the test clock: the probe's 200 ms pass once every other task waits, with the other
+// request among them.
+#[tokio::test(start_paused = true)]
 async fn m7_concurrent_first_requests_probe_once() {
     let server = Fake::start(|req| async move {
         if is_modern(&req) {
@@ -489,7 +491,7 @@ async fn m7_the_modern_pin_never_falls_back() {
     let err = send(&conn, request(2, "ping")).await.unwrap_err();
     assert_eq!(cause(&err).status().map(|s| s.as_u16()), Some(405));
 
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    settle(Duration::from_secs(1)).await;
     let log = server.requests();
     assert_eq!(log.len(), 2, "{log:#?}");
     assert!(log.iter().all(|r| r.method == Method::POST && is_modern(r)));
@@ -688,10 +690,10 @@ async fn m7_no_get_and_no_delete_in_modern() {
     recv_response(&mut conn).await;
     send(&conn, request(2, "prompts/list")).await.unwrap();
     recv_response(&mut conn).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    settle(Duration::from_secs(1)).await;
     within(conn.close()).await.unwrap();
     drop(conn);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    settle(Duration::from_secs(1)).await;
 
     assert_eq!(client.era(), Some(Era::Modern));
     let log = server.requests();

@@ -47,7 +47,8 @@ async fn c1_post_headers_carry_session_and_protocol_version() {
     assert!(log[2].is_post("tools/list"));
 }
 
-#[tokio::test]
+// On the test clock: the answer's 300 ms pass once the ping waits too.
+#[tokio::test(start_paused = true)]
 async fn c1_messages_sent_while_initialize_is_in_flight_wait_for_the_session() {
     let server = Fake::start(|req| async move {
         if req.is_post("initialize") {
@@ -227,4 +228,61 @@ async fn c1_thousand_requests_from_16_callers_are_each_answered_to_their_caller(
             .all(|r| r.header("mcp-session-id") == Some(SESSION))
     );
     dispatcher.abort();
+}
+
+#[tokio::test]
+async fn every_request_names_its_host() {
+    let server = Fake::start(|req| async move { fake::standard(&req) }).await;
+    let mut conn = connect(builder(&server.url).standalone_stream(false)).await;
+    handshake(&mut conn).await;
+    let authority = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let log = server.requests();
+    assert_eq!(log.len(), 2);
+    for req in &log {
+        assert_eq!(req.header("host"), Some(authority), "{req:?}");
+        assert_eq!(req.headers.get_all("host").iter().count(), 1);
+    }
+}
+
+#[tokio::test]
+async fn c2_a_callers_connection_is_back_in_the_pool_before_its_response() {
+    let server = Fake::start(|req| async move {
+        if req.is_post("ping") {
+            // Streamed, as servers stream SSE: the end comes after the event.
+            let (tx, response) = fake::sse_channel(1);
+            let event = format!("data: {}\n\n", fake::result(&req.id(), json!({})));
+            tx.send(event.into()).await.unwrap();
+            return response;
+        }
+        fake::standard(&req)
+    })
+    .await;
+    let mut conn = connect(builder(&server.url).standalone_stream(false)).await;
+    handshake(&mut conn).await;
+    let connected = server.connections();
+    // Callers in closed loops, as an application runs them.
+    const CALLERS: i64 = 8;
+    let callers: Vec<_> = (0..CALLERS)
+        .map(|caller| {
+            let sender = conn.sender();
+            tokio::spawn(async move {
+                for n in 0..10 {
+                    let ping = Request::new(100 * (caller + 1) + n, "ping", None);
+                    sender.call(ping, LIMIT).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for caller in callers {
+        within(caller).await.unwrap();
+    }
+    // Each caller's connection was back before its next request: no more than one each.
+    let opened = server.connections() - connected;
+    assert!(
+        opened <= CALLERS as usize,
+        "{opened} connections for {CALLERS} callers"
+    );
 }

@@ -1,7 +1,7 @@
 //! C6: an expired session, and starting a new one. C8: closing with DELETE, bounded.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::Method;
@@ -109,17 +109,18 @@ async fn c6_reinitialize_on_expiry_starts_a_new_session_and_retries_once() {
 
 #[tokio::test]
 async fn c8_close_sends_delete_with_the_session_id_and_ends_everything() {
-    let server = Fake::start(|req| async move {
-        if req.is_post("tools/call") {
-            // A stream that never ends: close must not wait for it.
-            let (tx, response) = fake::sse_channel(1);
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_secs(30)).await;
-                drop(tx)
-            });
-            return response;
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let server = Fake::start(move |req| {
+        let held = held.clone();
+        async move {
+            if req.is_post("tools/call") {
+                // A stream that never ends: close must not wait for it.
+                let (tx, response) = fake::sse_channel(1);
+                held.lock().unwrap().push(tx);
+                return response;
+            }
+            fake::standard(&req)
         }
-        fake::standard(&req)
     })
     .await;
     let mut conn = connect(builder(&server.url).standalone_stream(false)).await;

@@ -1,8 +1,8 @@
 //! C3: the standalone GET stream. C4: resumption with `Last-Event-ID`, `retry` and the budget.
 //! C5: a stream over for good answers its request with an error.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -55,7 +55,8 @@ async fn c3_standalone_get_opens_after_initialization_and_405_is_harmless() {
     // The 405 is no error: the connection goes on, and the GET is not retried.
     send(&conn, request(2, "tools/list")).await.unwrap();
     assert_eq!(recv_response(&mut conn).await.id(), Some(&Id::from(2)));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Long past any reconnection delay of the test policy.
+    settle(Duration::from_secs(1)).await;
     assert_eq!(server.count(Method::GET), 1);
 }
 
@@ -66,17 +67,18 @@ async fn c3_standalone_stream_can_be_turned_off() {
     handshake(&mut conn).await;
     send(&conn, request(2, "tools/list")).await.unwrap();
     recv_response(&mut conn).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    settle(Duration::from_secs(1)).await;
     assert_eq!(server.count(Method::GET), 0);
 }
 
 #[tokio::test]
 async fn c3_standalone_stream_delivers_messages_and_resumes_after_a_drop() {
     let gets = Arc::new(AtomicUsize::new(0));
+    let held = Arc::new(Mutex::new(Vec::new()));
     let server = Fake::start({
-        let gets = gets.clone();
+        let (gets, held) = (gets.clone(), held.clone());
         move |req| {
-            let gets = gets.clone();
+            let (gets, held) = (gets.clone(), held.clone());
             async move {
                 if req.method != Method::GET {
                     return fake::standard(&req);
@@ -94,10 +96,7 @@ async fn c3_standalone_stream_delivers_messages_and_resumes_after_a_drop() {
                         );
                         tx.send(Bytes::from(event)).await.unwrap();
                         // Keep the stream open for the rest of the test.
-                        tokio::spawn(async move {
-                            tokio::time::sleep(Duration::from_secs(30)).await;
-                            drop(tx)
-                        });
+                        held.lock().unwrap().push(tx);
                         response
                     }
                 }

@@ -1,49 +1,24 @@
 //! Shaping a message for the 2026-07-28 per-request protocol (M7): the `_meta` members every
-//! request carries, the headers mirrored from the body, and reading what a modern server answers
-//! when it refuses a request.
+//! request carries, the headers mirrored from the body, and reading what a per-request server
+//! answers when it refuses a request. The names, keys and codes are the shared protocol
+//! crate's.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, StatusCode};
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Notification, RawValue, code, to_raw_value};
+use mcp_streamable_protocol::codes::{
+    HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use mcp_streamable_protocol::{ProtocolVersion, encode_header_value, meta};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Unsupported};
 
-/// The per-request protocol versions this client speaks, newest first. The transport fills in
-/// the first; after a -32022 it retries with the newest one the server lists.
-pub(crate) const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
-
-/// The session-based protocol versions this client speaks, newest first. When the transport
-/// falls back to the session-based lifecycle by itself, its `initialize` asks for the first,
-/// or for the newest one a -32022 listed.
-pub(crate) const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
-
-/// The `_meta` member naming the protocol version of a per-request message.
-pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` member naming the client (`{name, version}`).
-pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// The `_meta` member holding the client's capabilities.
-pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
 /// The notification that cancels a request. In the per-request protocol over HTTP, closing the
 /// request's response stream is the cancellation, and this notification is never posted.
 pub(crate) const CANCELLED: &str = "notifications/cancelled";
-
-/// The headers do not match the body, or a required one is missing.
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
-/// The request needs a client capability the request did not declare.
-pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-/// The server does not speak the requested version; `error.data.supported` lists the ones it
-/// does.
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-/// The marks around a base64-encoded header value.
-const BASE64_PREFIX: &str = "=?base64?";
-const BASE64_SUFFIX: &str = "?=";
 
 /// Who the client is: what every per-request message says in `_meta`, and the transport's own
 /// `initialize` in its params.
@@ -144,16 +119,19 @@ pub(crate) fn fill(
 ) -> Result<Box<RawValue>, Error> {
     let not_object = || Error::new(Kind::Unsupported(Unsupported::Params));
     let mut params = object(params).ok_or_else(not_object)?;
-    let mut meta = object(params.remove("_meta").as_deref()).ok_or_else(not_object)?;
     let version = to_raw_value(version).map_err(|e| not_object().with(e))?;
-    meta.entry(META_PROTOCOL_VERSION.to_owned())
+    let mut members = object(params.remove("_meta").as_deref()).ok_or_else(not_object)?;
+    members
+        .entry(meta::PROTOCOL_VERSION.to_owned())
         .or_insert(version);
-    meta.entry(META_CLIENT_INFO.to_owned())
+    members
+        .entry(meta::CLIENT_INFO.to_owned())
         .or_insert_with(|| identity.info.clone());
-    meta.entry(META_CLIENT_CAPABILITIES.to_owned())
+    members
+        .entry(meta::CLIENT_CAPABILITIES.to_owned())
         .or_insert_with(|| identity.capabilities.clone());
-    let meta = to_raw_value(&meta).map_err(|e| not_object().with(e))?;
-    params.insert("_meta".to_owned(), meta);
+    let members = to_raw_value(&members).map_err(|e| not_object().with(e))?;
+    params.insert("_meta".to_owned(), members);
     to_raw_value(&params).map_err(|e| not_object().with(e))
 }
 
@@ -186,29 +164,13 @@ impl MetaHeaders {
         // A name that is not a string is the server's to refuse (-32602), with its own words.
         let name = name
             .and_then(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
-            .map(|name| encode(&name));
+            .map(|name| encode_header_value(&name));
         Ok(MetaHeaders {
             version,
-            method: encode(method),
+            method: encode_header_value(method),
             name,
         })
     }
-}
-
-/// A header value carrying `value`: as it is when it is plain visible ASCII (spaces allowed
-/// inside), else `=?base64?<standard padded base64 of its UTF-8>?=`. Values with a control or
-/// non-ASCII character, with leading or trailing whitespace, or that look like the encoded form
-/// themselves are encoded (M4, M7).
-pub(crate) fn encode(value: &str) -> HeaderValue {
-    let visible = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
-    let padded = value.starts_with(' ') || value.ends_with(' ');
-    let sentinel = value.starts_with(BASE64_PREFIX) && value.ends_with(BASE64_SUFFIX);
-    let plain = visible && !padded && !sentinel;
-    if plain && let Ok(header) = HeaderValue::from_str(value) {
-        return header;
-    }
-    let encoded = format!("{BASE64_PREFIX}{}{BASE64_SUFFIX}", STANDARD.encode(value));
-    HeaderValue::try_from(encoded).expect("base64 is visible ASCII")
 }
 
 /// The error of a body holding exactly one JSON-RPC error response.
@@ -225,7 +187,7 @@ pub(crate) fn rpc_error(body: &[u8]) -> Option<ErrorObject> {
 /// transport sends no malformed message, and session-based servers use them for their own
 /// refusals (the Python SDK answers "Bad Request: Missing session ID" with -32600), so they say
 /// nothing of the era.
-pub(crate) fn is_modern_error(status: StatusCode, code: i64) -> bool {
+pub(crate) fn is_per_request_refusal(status: StatusCode, code: i64) -> bool {
     match status {
         StatusCode::BAD_REQUEST => matches!(
             code,
@@ -243,13 +205,14 @@ pub(crate) fn is_modern_error(status: StatusCode, code: i64) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Choice {
     /// A per-request version: retry with it.
-    Modern(&'static str),
+    PerRequest(ProtocolVersion),
     /// Only a session-based version: `initialize` with it.
-    Legacy(&'static str),
+    Session(ProtocolVersion),
     /// None in common.
     Neither,
 }
 
+/// The newest version a -32022 lists that this client speaks.
 pub(crate) fn choose(error: &ErrorObject) -> Choice {
     #[derive(Deserialize)]
     struct Data {
@@ -262,15 +225,16 @@ pub(crate) fn choose(error: &ErrorObject) -> Choice {
         .and_then(|data| serde_json::from_str::<Data>(data.get()).ok())
         .map(|data| data.supported)
         .unwrap_or_default();
-    let newest = |ours: &'static [&'static str]| {
+    let newest = |ours: &'static [ProtocolVersion]| {
         ours.iter()
+            .rev()
             .copied()
-            .find(|v| supported.iter().any(|s| s.as_str() == Some(v)))
+            .find(|v| supported.iter().any(|s| s.as_str() == Some(v.as_str())))
     };
-    if let Some(version) = newest(MODERN_VERSIONS) {
-        Choice::Modern(version)
-    } else if let Some(version) = newest(LEGACY_VERSIONS) {
-        Choice::Legacy(version)
+    if let Some(version) = newest(ProtocolVersion::PER_REQUEST) {
+        Choice::PerRequest(version)
+    } else if let Some(version) = newest(ProtocolVersion::SESSION) {
+        Choice::Session(version)
     } else {
         Choice::Neither
     }
@@ -315,34 +279,10 @@ mod tests {
     }
 
     #[test]
-    fn header_values_are_plain_or_base64() {
-        let table = [
-            ("get_weather", "get_weather"),
-            ("file:///projects/a b.json", "file:///projects/a b.json"),
-            ("", ""),
-            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
-            (" padded ", "=?base64?IHBhZGRlZCA=?="),
-            (" lead", "=?base64?IGxlYWQ=?="),
-            ("trail\t", "=?base64?dHJhaWwJ?="),
-            ("in\tside", "=?base64?aW4Jc2lkZQ==?="),
-            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
-            ("del\x7f", "=?base64?ZGVsfw==?="),
-            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
-            ("=?base64?=", "=?base64?PT9iYXNlNjQ/PQ==?="),
-            ("=?base64?x", "=?base64?x"),
-            ("x?=", "x?="),
-            ("café", "=?base64?Y2Fmw6k=?="),
-        ];
-        for (value, expected) in table {
-            assert_eq!(encode(value), expected, "{value:?}");
-        }
-    }
-
-    #[test]
     fn fill_adds_the_three_members_and_keeps_the_applications() {
         let params = raw(json!({
             "name": "t",
-            "_meta": {"progressToken": 7, META_CLIENT_INFO: {"name": "app", "version": "9"}}
+            "_meta": {"progressToken": 7, meta::CLIENT_INFO: {"name": "app", "version": "9"}}
         }));
         let filled = fill(Some(&params), "2026-07-28", &identity()).unwrap();
         let filled: Value = serde_json::from_str(filled.get()).unwrap();
@@ -352,9 +292,9 @@ mod tests {
                 "name": "t",
                 "_meta": {
                     "progressToken": 7,
-                    META_PROTOCOL_VERSION: "2026-07-28",
-                    META_CLIENT_INFO: {"name": "app", "version": "9"},
-                    META_CLIENT_CAPABILITIES: {"roots": {}},
+                    meta::PROTOCOL_VERSION: "2026-07-28",
+                    meta::CLIENT_INFO: {"name": "app", "version": "9"},
+                    meta::CLIENT_CAPABILITIES: {"roots": {}},
                 }
             })
         );
@@ -363,9 +303,9 @@ mod tests {
         assert_eq!(
             empty,
             json!({"_meta": {
-                META_PROTOCOL_VERSION: "v",
-                META_CLIENT_INFO: {"name": "c", "version": "1"},
-                META_CLIENT_CAPABILITIES: {"roots": {}},
+                meta::PROTOCOL_VERSION: "v",
+                meta::CLIENT_INFO: {"name": "c", "version": "1"},
+                meta::CLIENT_CAPABILITIES: {"roots": {}},
             }})
         );
         assert!(fill(Some(&raw(json!(null))), "v", &identity()).is_ok());
@@ -378,11 +318,17 @@ mod tests {
     fn the_declared_version_is_read_from_meta_only() {
         let declared = |v: Value| declared_version(Some(&raw(v)));
         assert_eq!(
-            declared(json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}, "name": 5})),
+            declared(json!({"_meta": {meta::PROTOCOL_VERSION: "2026-07-28"}, "name": 5})),
             Some("2026-07-28".to_owned())
         );
-        assert_eq!(declared(json!({META_PROTOCOL_VERSION: "2026-07-28"})), None);
-        assert_eq!(declared(json!({"_meta": {META_PROTOCOL_VERSION: 7}})), None);
+        assert_eq!(
+            declared(json!({meta::PROTOCOL_VERSION: "2026-07-28"})),
+            None
+        );
+        assert_eq!(
+            declared(json!({"_meta": {meta::PROTOCOL_VERSION: 7}})),
+            None
+        );
         assert_eq!(declared(json!({"_meta": null})), None);
         assert_eq!(declared(json!(["_meta"])), None);
         assert_eq!(declared_version(None), None);
@@ -408,14 +354,17 @@ mod tests {
     fn only_era_specific_errors_prove_a_modern_server() {
         let bad = StatusCode::BAD_REQUEST;
         for code in [-32020, -32021, -32022, -32602] {
-            assert!(is_modern_error(bad, code), "{code}");
+            assert!(is_per_request_refusal(bad, code), "{code}");
         }
         for code in [-32000, -32001, -32600, -32700, -32601] {
-            assert!(!is_modern_error(bad, code), "{code}");
+            assert!(!is_per_request_refusal(bad, code), "{code}");
         }
-        assert!(is_modern_error(StatusCode::NOT_FOUND, -32601));
-        assert!(!is_modern_error(StatusCode::NOT_FOUND, -32001));
-        assert!(!is_modern_error(StatusCode::METHOD_NOT_ALLOWED, -32020));
+        assert!(is_per_request_refusal(StatusCode::NOT_FOUND, -32601));
+        assert!(!is_per_request_refusal(StatusCode::NOT_FOUND, -32001));
+        assert!(!is_per_request_refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            -32020
+        ));
     }
 
     #[test]
@@ -426,11 +375,11 @@ mod tests {
         };
         assert_eq!(
             choose(&error(json!(["2025-06-18", "2026-07-28"]))),
-            Choice::Modern("2026-07-28")
+            Choice::PerRequest(ProtocolVersion::V2026_07_28)
         );
         assert_eq!(
             choose(&error(json!(["2025-03-26", 4, "2025-06-18"]))),
-            Choice::Legacy("2025-06-18")
+            Choice::Session(ProtocolVersion::V2025_06_18)
         );
         assert_eq!(choose(&error(json!(["1999-01-01"]))), Choice::Neither);
         assert_eq!(

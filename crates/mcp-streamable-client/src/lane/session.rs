@@ -1,76 +1,52 @@
-//! Sending one message of the session-based protocol: its POST, the session it starts or
-//! carries, starting a session for the application when the endpoint turned out to be
-//! session-based (M7), and starting a new one when the old one expired (C1, C6, C10).
+//! The session lane: one message of the session-based protocol (2025-03-26 to 2025-11-25), its
+//! POST, the session it starts or carries, starting a session for the application when the
+//! endpoint turned out to be session-based (M7), starting a new one when the old one expired,
+//! the standalone stream, and ending the session (C1, C3, C6, C8, C10).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Response};
+use http::Response;
 use hyper::body::Incoming;
 use mcp_jsonrpc::{Id, Message, Notification, Request};
+use mcp_streamable_protocol::ProtocolVersion;
+use mcp_streamable_protocol::headers::MCP_SESSION_ID;
 use tokio::sync::oneshot;
-use tracing::Instrument;
 
-use crate::connection::Inner;
 use crate::error::{Deadline, Error, Kind};
-use crate::headers::{ACCEPT_POST, MCP_SESSION_ID};
-use crate::legacy;
-use crate::modern::Identity;
-use crate::reply::{self, Tracker};
-use crate::request::Call;
-use crate::session::{INITIALIZED, Mode, SessionHeaders};
-
-/// Sends `message` in its own POST; resolves once the server accepted it.
-pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
-    let span = tracing::debug_span!(
-        "mcp.request",
-        method = message.method().unwrap_or("response"),
-        id = tracing::field::Empty,
-    );
-    let id = match &message {
-        Message::Request(r) => Some(&r.id),
-        Message::Response(r) => r.id(),
-        Message::Notification(_) => None,
-    };
-    if let Some(id) = id {
-        span.record("id", tracing::field::display(id));
-    }
-    let mut shutdown = inner.shutdown_signal();
-    let work = crate::era::dispatch(inner, message);
-    tokio::select! {
-        biased;
-        _ = shutdown.wait_for(|closed| *closed) => Err(Error::new(Kind::Closed)),
-        result = work.instrument(span) => result,
-    }
-}
+use crate::lane::http_sse;
+use crate::read::{self, SseStream, Tracker};
+use crate::shape::Identity;
+use crate::state::{INITIALIZED, Inner, Mode};
+use crate::wire::{Call, NO_SESSION, SessionHeaders};
 
 /// Sends `initialize`, which starts a new session: the messages sent meanwhile wait for its
 /// answer's session id.
 pub(crate) async fn initialize(inner: &Arc<Inner>, request: Request) -> Result<(), Error> {
     let _gate = inner.gate.write().await;
-    let legacy = {
+    let http_sse = {
         let mut session = inner.session();
         session.headers = SessionHeaders::default();
         session.initialize = Some(request.clone());
         session.initialized = None;
-        session.legacy()
+        session.http_sse()
     };
     let id = request.id.clone();
     let message = Message::Request(request);
-    if let Some(legacy) = legacy {
-        return legacy.post(inner, &message).await;
+    if let Some(http_sse) = http_sse {
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let body = Bytes::from(message.to_vec());
-    match post(inner, &SessionHeaders::default(), body).await {
+    match post(inner, &NO_SESSION, body).await {
         Ok(response) => {
             let session = adopt_session(inner, &response);
             let tracker = Tracker::new(Some(id)).initialize(false, None);
-            reply::accept(inner, response, session, tracker)
+            read::accept(inner, response, session, tracker)
         }
         Err(e) if fallback_applies(inner, &e) => {
-            let legacy = legacy::fallback(inner, e).await?;
-            inner.session().mode = Mode::Legacy(legacy.clone());
-            legacy.post(inner, &message).await
+            let http_sse = http_sse::fallback(inner, e).await?;
+            inner.session().mode = Mode::HttpSse(http_sse.clone());
+            Box::pin(http_sse::post(inner, &http_sse, &message)).await
         }
         Err(e) => Err(e),
     }
@@ -95,20 +71,20 @@ fn adopt_session(inner: &Inner, response: &Response<Incoming>) -> SessionHeaders
 
 /// Sends any message other than `initialize`, in the current session.
 pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
-    let (session, legacy) = {
+    let (session, http_sse) = {
         // Waits while an `initialize` is in flight.
         let _gate = inner.gate.read().await;
         let session = inner.session();
-        (session.headers.clone(), session.legacy())
+        (session.headers.clone(), session.http_sse())
     };
-    if let Some(legacy) = legacy {
-        return legacy.post(inner, &message).await;
+    if let Some(http_sse) = http_sse {
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let body = Bytes::from(message.to_vec());
     let (session, response) = match post(inner, &session, body.clone()).await {
         Ok(response) => (session, response),
         Err(e) if e.is_session_expired() && inner.config().reinitialize => {
-            let fresh = reinitialize(inner, &session, e).await?;
+            let fresh = Box::pin(reinitialize(inner, &session, e)).await?;
             let response = post(inner, &fresh, body).await?;
             (fresh, response)
         }
@@ -121,7 +97,7 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
         }
         _ => false,
     };
-    reply::accept(
+    read::accept(
         inner,
         response,
         session.clone(),
@@ -129,7 +105,7 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
     )?;
     if initialized {
         // Initialisation is over: the server may now talk on its own (C3).
-        inner.start_standalone(session);
+        open_standalone(inner, session);
     }
     Ok(())
 }
@@ -144,7 +120,10 @@ const OWN_INITIALIZE_ID: &str = "mcp-streamable-client/initialize";
 /// `notifications/initialized` and the standalone stream. The C10 fallback to HTTP+SSE applies
 /// to this `initialize` as to the application's. Returns once the session is ready; does
 /// nothing if the connection has one already.
-pub(crate) async fn start_session(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
+pub(crate) async fn start_session(
+    inner: &Arc<Inner>,
+    version: ProtocolVersion,
+) -> Result<(), Error> {
     let _gate = inner.gate.write().await;
     if inner.session().is_started() {
         return Ok(());
@@ -160,13 +139,13 @@ pub(crate) async fn start_session(inner: &Arc<Inner>, version: &str) -> Result<(
     started
 }
 
-async fn own_lifecycle(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
+async fn own_lifecycle(inner: &Arc<Inner>, version: ProtocolVersion) -> Result<(), Error> {
     let identity: &Identity = &inner.config().identity;
     let id = Id::from(OWN_INITIALIZE_ID);
     let request = Request::new(
         id.clone(),
         mcp_jsonrpc::INITIALIZE,
-        Some(identity.initialize_params(version)),
+        Some(identity.initialize_params(version.as_str())),
     );
     {
         let mut session = inner.session();
@@ -174,23 +153,23 @@ async fn own_lifecycle(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
         session.initialize = Some(request.clone());
         session.initialized = None;
     }
-    tracing::debug!(version, "initializing for the application");
+    tracing::debug!(%version, "initializing for the application");
     let message = Message::Request(request);
     let (done, result) = oneshot::channel();
     let body = Bytes::from(message.to_vec());
-    let legacy = match post(inner, &SessionHeaders::default(), body).await {
+    let http_sse = match post(inner, &NO_SESSION, body).await {
         Ok(response) => {
             let session = adopt_session(inner, &response);
             let tracker = Tracker::new(Some(id)).initialize(true, Some(done));
-            reply::accept(inner, response, session, tracker)?;
+            read::accept(inner, response, session, tracker)?;
             None
         }
         Err(e) if fallback_applies(inner, &e) => {
-            let legacy = legacy::fallback(inner, e).await?;
-            inner.session().mode = Mode::Legacy(legacy.clone());
-            legacy.expect_initialize(id, done);
-            legacy.post(inner, &message).await?;
-            Some(legacy)
+            let http_sse = http_sse::fallback(inner, e).await?;
+            inner.session().mode = Mode::HttpSse(http_sse.clone());
+            http_sse.expect_initialize(id, done);
+            Box::pin(http_sse::post(inner, &http_sse, &message)).await?;
+            Some(http_sse)
         }
         Err(e) => return Err(e),
     };
@@ -202,13 +181,13 @@ async fn own_lifecycle(inner: &Arc<Inner>, version: &str) -> Result<(), Error> {
     let notification = Notification::new(INITIALIZED, None);
     inner.session().initialized = Some(notification.clone());
     let message = Message::Notification(notification);
-    if let Some(legacy) = legacy {
-        return legacy.post(inner, &message).await;
+    if let Some(http_sse) = http_sse {
+        return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
     let session = inner.session().headers.clone();
     let response = post(inner, &session, Bytes::from(message.to_vec())).await?;
-    reply::accept(inner, response, session.clone(), Tracker::new(None))?;
-    inner.start_standalone(session);
+    read::accept(inner, response, session.clone(), Tracker::new(None))?;
+    open_standalone(inner, session);
     Ok(())
 }
 
@@ -219,18 +198,10 @@ async fn post(
     body: Bytes,
 ) -> Result<Response<Incoming>, Error> {
     let config = inner.config();
-    let call = Call {
-        method: Method::POST,
-        uri: &config.url,
-        accept: ACCEPT_POST,
-        session,
-        meta: None,
-        last_event_id: None,
-        body: Some(body),
-        timeout: config.request_timeout,
-        deadline: Deadline::Request,
-    };
-    inner.http.execute(&call).await
+    inner
+        .http
+        .execute(&Call::post(config, &config.url, session, body))
+        .await
 }
 
 /// Starts a new session after `expired` was answered 404 (C6): re-sends the remembered
@@ -262,16 +233,11 @@ async fn reinitialize(
     );
     inner.session().headers = SessionHeaders::default();
     let message = Message::Request(init.clone());
-    let response = post(
-        inner,
-        &SessionHeaders::default(),
-        Bytes::from(message.to_vec()),
-    )
-    .await?;
+    let response = post(inner, &NO_SESSION, Bytes::from(message.to_vec())).await?;
     let session = adopt_session(inner, &response);
     let (done, result) = oneshot::channel();
     let tracker = Tracker::new(Some(init.id)).initialize(true, Some(done));
-    reply::accept(inner, response, session, tracker)?;
+    read::accept(inner, response, session, tracker)?;
     match tokio::time::timeout(inner.config().request_timeout, result).await {
         Ok(Ok(true)) => {}
         Ok(_) => return Err(error),
@@ -281,7 +247,45 @@ async fn reinitialize(
     if let Some(notification) = initialized {
         let body = Bytes::from(Message::Notification(notification).to_vec());
         post(inner, &session, body).await?;
-        inner.start_standalone(session.clone());
+        open_standalone(inner, session.clone());
     }
     Ok(session)
+}
+
+/// Opens the standalone GET stream of the session (C3), replacing any previous one.
+fn open_standalone(inner: &Arc<Inner>, session: SessionHeaders) {
+    if !inner.config().standalone || inner.is_closed() {
+        return;
+    }
+    let stream = SseStream::standalone(inner.clone(), session);
+    let reading: read::Reading = Box::pin(stream.run(None));
+    inner.replace_standalone(tokio::spawn(reading).abort_handle());
+}
+
+/// Ends the session with DELETE, bounded by the close timeout (C8). 404 and 405 are fine:
+/// the session is gone, or the server does not let clients end sessions.
+pub(crate) async fn end(inner: &Inner) -> Result<(), Error> {
+    let (headers, mode) = {
+        let session = inner.session();
+        (session.headers.clone(), session.mode.clone())
+    };
+    if !matches!(mode, Mode::Streamable) || headers.id.is_none() {
+        return Ok(());
+    }
+    let call = Call::delete(inner.config(), &headers);
+    let result = tokio::time::timeout(call.timeout, inner.http.execute(&call))
+        .await
+        .map_err(|_| Error::timeout(Deadline::Close))
+        .and_then(|r| r);
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.status().map(|s| s.as_u16()), Some(404 | 405)) => {
+            tracing::debug!(error = %e, "session not deleted by the server");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "deleting the session failed");
+            Err(e)
+        }
+    }
 }

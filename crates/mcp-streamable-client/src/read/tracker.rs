@@ -1,19 +1,12 @@
-//! The answer to a POST: accepted (202), a JSON body, or an SSE stream (C2), and the tracking
-//! of the request it must answer.
+//! Tracking the request a reply must answer: its response goes to the application under the
+//! id the application gave it, `initialize`'s result gives the protocol version, and a reply that
+//! ends without the response answers the request with an error (C5).
 
-use std::sync::Arc;
-
-use http::{Response, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::Incoming;
 use mcp_jsonrpc::{ErrorObject, Id, Message, Response as RpcResponse};
 use tokio::sync::oneshot;
 
-use crate::connection::Inner;
-use crate::error::{Error, Kind};
-use crate::headers::{self, Format};
-use crate::session::{SessionHeaders, protocol_version};
-use crate::stream::SseStream;
+use crate::state::{Inner, protocol_version};
+use crate::wire::SessionHeaders;
 
 /// The request a reply must answer, if any, and what to do when its response arrives.
 #[derive(Debug, Default)]
@@ -142,105 +135,4 @@ impl Tracker {
             .deliver(Ok(RpcResponse::error(Some(id), error).into()))
             .await
     }
-}
-
-/// Takes the answer to a POST sent in `session`: reads its body in a task of its own when it
-/// has one, so that the send resolves as soon as the server accepted the message.
-pub(crate) fn accept(
-    inner: &Arc<Inner>,
-    response: Response<Incoming>,
-    session: SessionHeaders,
-    tracker: Tracker,
-) -> Result<(), Error> {
-    if response.status() == StatusCode::ACCEPTED {
-        if !tracker.is_done() {
-            // S4 forbids it; a server that does it may answer on the standalone stream.
-            tracing::warn!("server answered a request with 202 Accepted");
-        }
-        return Ok(());
-    }
-    match headers::format(response.headers()) {
-        Format::Json => {
-            tokio::spawn(read_json(
-                inner.clone(),
-                session,
-                response.into_body(),
-                tracker,
-            ));
-        }
-        Format::Sse => {
-            let stream = SseStream::for_post(inner.clone(), session, tracker);
-            tokio::spawn(stream.run(Some(response.into_body())));
-        }
-        // A notification or response answered with some other success: nothing to read.
-        Format::Other if tracker.is_done() => {}
-        Format::Other => {
-            tracing::warn!(
-                content_type = ?response.headers().get(http::header::CONTENT_TYPE),
-                "server answered a request with neither JSON nor an event stream"
-            );
-            return Err(Error::new(Kind::ContentType));
-        }
-    }
-    Ok(())
-}
-
-/// Reads a JSON reply: one message or an array of them, bounded in size and time.
-pub(crate) async fn read_json(
-    inner: Arc<Inner>,
-    session: SessionHeaders,
-    body: Incoming,
-    mut tracker: Tracker,
-) {
-    let limit = inner.config().max_event_size;
-    let timeout = inner.config().request_timeout;
-    let mut shutdown = inner.shutdown_signal();
-    let read = tokio::time::timeout(timeout, Limited::new(body, limit).collect());
-    let collected = tokio::select! {
-        biased;
-        _ = shutdown.wait_for(|closed| *closed) => return,
-        collected = read => collected,
-    };
-    let reason = match collected {
-        Err(_) => "the JSON reply did not arrive in time",
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            tracing::warn!(limit, "server sent a JSON reply larger than the limit");
-            let error = Error::new(Kind::TooLarge { limit }).with(e);
-            if !inner.deliver(Err(error.into())).await {
-                return;
-            }
-            "the JSON reply was larger than the limit"
-        }
-        Ok(Err(e)) => {
-            tracing::debug!(error = %e, "reading a JSON reply failed");
-            "reading the JSON reply failed"
-        }
-        Ok(Ok(collected)) => {
-            let bytes = collected.to_bytes();
-            if bytes.iter().all(u8::is_ascii_whitespace) && tracker.is_done() {
-                return;
-            }
-            match mcp_jsonrpc::parse(&bytes) {
-                Ok(body) => {
-                    for msg in body.into_messages() {
-                        if let Some(msg) = tracker.observe(&inner, &session, msg)
-                            && !inner.deliver(Ok(msg)).await
-                        {
-                            return;
-                        }
-                    }
-                    "the JSON reply did not hold the response"
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "server sent a JSON reply that is not JSON-RPC");
-                    let error = Error::new(Kind::InvalidMessage).with(e);
-                    if !inner.deliver(Err(error.into())).await {
-                        return;
-                    }
-                    "the JSON reply was not JSON-RPC"
-                }
-            }
-        }
-    };
-    tracker.give_up(&inner, reason).await;
 }

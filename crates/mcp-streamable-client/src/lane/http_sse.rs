@@ -1,132 +1,66 @@
-//! The fallback to the 2024-11-05 HTTP+SSE transport (C10): GET opens an event stream whose
+//! The HTTP+SSE lane: the fallback to the 2024-11-05 HTTP+SSE transport (C10): GET opens an event stream whose
 //! `endpoint` event says where to POST; every reply comes on that stream.
 //!
 //! That transport has no resumption: when its stream ends, the connection is over. The waiting
 //! requests are answered with errors and `recv` ends.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
+use http::Uri;
 use http::uri::PathAndQuery;
-use http::{Method, Uri};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use mcp_jsonrpc::{Id, Message};
 use mcp_sse::Scanner;
-use tokio::sync::oneshot;
 
-use crate::connection::Inner;
-use crate::error::{Deadline, Error, Kind, LegacyFailure};
-use crate::headers::{self, ACCEPT_POST, ACCEPT_SSE, Format};
-use crate::request::Call;
-use crate::session::{SessionHeaders, protocol_version};
+use crate::error::{Deadline, Error, HttpSseFailure, Kind};
+use crate::headers::{self, Format};
+use crate::state::{HttpSse, Inner};
+use crate::wire::{Call, NO_SESSION};
 
 /// The event naming the URL to post to.
 const ENDPOINT_EVENT: &str = "endpoint";
 
-/// A connection speaking the 2024-11-05 transport.
-#[derive(Debug)]
-pub(crate) struct Legacy {
-    /// Where messages are posted, on the server's origin.
-    endpoint: Uri,
-    /// The requests whose responses have not come on the stream yet.
-    pending: Mutex<HashSet<Id>>,
-    /// The `initialize` the transport sent for the application (M7): its response is not
-    /// delivered, the sender hears whether it was a result.
-    own_initialize: Mutex<Option<(Id, oneshot::Sender<bool>)>>,
-}
-
-impl Legacy {
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<Id>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+/// POSTs `message` to the endpoint; its reply will come on the event stream.
+pub(crate) async fn post(
+    inner: &Inner,
+    http_sse: &HttpSse,
+    message: &Message,
+) -> Result<(), Error> {
+    let id = message.request_id().cloned();
+    if let Some(id) = &id {
+        http_sse.pending().insert(id.clone());
     }
-
-    /// The response to the request `id` is the transport's: `done` hears whether it was an
-    /// `initialize` result.
-    pub(crate) fn expect_initialize(&self, id: Id, done: oneshot::Sender<bool>) {
-        *self
-            .own_initialize
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some((id, done));
-    }
-
-    /// Takes the response `msg` if it answers the transport's own `initialize`.
-    fn take_own(&self, msg: &Message) -> bool {
-        let Message::Response(response) = msg else {
-            return false;
-        };
-        let mut own = self
-            .own_initialize
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if own.as_ref().map(|(id, _)| id) != response.id() {
-            return false;
-        }
-        if let Some((_, done)) = own.take() {
-            let ok = response.result().ok().and_then(protocol_version).is_some();
-            let _ = done.send(ok);
-        }
-        true
-    }
-
-    /// POSTs `message` to the endpoint; its reply will come on the event stream.
-    pub(crate) async fn post(&self, inner: &Inner, message: &Message) -> Result<(), Error> {
-        let id = message.request_id().cloned();
-        if let Some(id) = &id {
-            self.pending().insert(id.clone());
-        }
-        let none = SessionHeaders::default();
-        let call = Call {
-            method: Method::POST,
-            uri: &self.endpoint,
-            accept: ACCEPT_POST,
-            session: &none,
-            meta: None,
-            last_event_id: None,
-            body: Some(Bytes::from(message.to_vec())),
-            timeout: inner.config().request_timeout,
-            deadline: Deadline::Request,
-        };
-        match inner.http.execute(&call).await {
-            // The body, if any ("Accepted"), says nothing: replies come on the stream.
-            Ok(_) => Ok(()),
-            Err(e) => {
-                if let Some(id) = &id {
-                    self.pending().remove(id);
-                }
-                Err(e)
+    let body = Bytes::from(message.to_vec());
+    let call = Call::post(inner.config(), &http_sse.endpoint, &NO_SESSION, body);
+    match inner.http.execute(&call).await {
+        // The body, if any ("Accepted"), says nothing: replies come on the stream.
+        Ok(_) => Ok(()),
+        Err(e) => {
+            if let Some(id) = &id {
+                http_sse.pending().remove(id);
             }
+            Err(e)
         }
     }
 }
 
-/// Opens the legacy event stream and waits for its `endpoint` event. If the server does not
+/// Opens the HTTP+SSE event stream and waits for its `endpoint` event. If the server does not
 /// speak that transport either, the error of the first POST (`post_error`) is the one that
 /// says what went wrong.
-pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Arc<Legacy>, Error> {
+pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Arc<HttpSse>, Error> {
     tracing::debug!(error = %post_error, "trying the 2024-11-05 HTTP+SSE transport");
     let config = inner.config();
-    let none = SessionHeaders::default();
-    let call = Call {
-        method: Method::GET,
-        uri: &config.url,
-        accept: ACCEPT_SSE,
-        session: &none,
-        meta: None,
-        last_event_id: None,
-        body: None,
-        timeout: config.request_timeout,
-        deadline: Deadline::Request,
-    };
+    let call = Call::get(config, &config.url, &NO_SESSION, None);
     let response = match inner.http.execute(&call).await {
         Ok(response) if headers::format(response.headers()) == Format::Sse => response,
         Ok(_) => {
-            tracing::debug!("legacy GET did not answer with an event stream");
+            tracing::debug!("HTTP+SSE GET did not answer with an event stream");
             return Err(post_error);
         }
         Err(e) => {
-            tracing::debug!(error = %e, "legacy GET failed");
+            tracing::debug!(error = %e, "HTTP+SSE GET failed");
             return Err(post_error);
         }
     };
@@ -140,13 +74,9 @@ pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Ar
     .map_err(|_| Error::timeout(Deadline::Endpoint))??;
     let endpoint = resolve(&config.url, &data)?;
     tracing::debug!(%endpoint, "speaking the 2024-11-05 HTTP+SSE transport");
-    let legacy = Arc::new(Legacy {
-        endpoint,
-        pending: Mutex::default(),
-        own_initialize: Mutex::default(),
-    });
-    tokio::spawn(read_stream(inner.clone(), legacy.clone(), body, scanner));
-    Ok(legacy)
+    let http_sse = Arc::new(HttpSse::new(endpoint));
+    tokio::spawn(read_stream(inner.clone(), http_sse.clone(), body, scanner));
+    Ok(http_sse)
 }
 
 /// Reads the stream up to the `endpoint` event, returning its data.
@@ -170,7 +100,7 @@ async fn endpoint_event(body: &mut Incoming, scanner: &mut Scanner) -> Result<St
                 }
             }
             Some(Err(e)) => return Err(Error::new(Kind::Body).with(e)),
-            None => return Err(Error::new(Kind::Legacy(LegacyFailure::Missing))),
+            None => return Err(Error::new(Kind::HttpSse(HttpSseFailure::Missing))),
         }
     }
 }
@@ -179,7 +109,7 @@ async fn endpoint_event(body: &mut Incoming, scanner: &mut Scanner) -> Result<St
 /// server's own origin is accepted: an event stream must not send the client's messages (and
 /// credentials) elsewhere.
 pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, Error> {
-    let bad = || Error::new(Kind::Legacy(LegacyFailure::Invalid));
+    let bad = || Error::new(Kind::HttpSse(HttpSseFailure::Invalid));
     let reference = reference.trim();
     if reference.is_empty() {
         return Err(bad());
@@ -192,7 +122,7 @@ pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, Error> {
         };
         let uri: Uri = absolute.parse().map_err(|e| bad().with(e))?;
         if uri.scheme() != base.scheme() || uri.authority() != base.authority() {
-            return Err(Error::new(Kind::Legacy(LegacyFailure::Foreign)));
+            return Err(Error::new(Kind::HttpSse(HttpSseFailure::Foreign)));
         }
         return Ok(uri);
     }
@@ -212,11 +142,11 @@ pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, Error> {
     Uri::from_parts(parts).map_err(|e| bad().with(e))
 }
 
-/// Reads the legacy stream after its `endpoint` event: messages are delivered; when the stream
+/// Reads the HTTP+SSE stream after its `endpoint` event: messages are delivered; when the stream
 /// ends, the waiting requests get errors and the connection closes.
 async fn read_stream(
     inner: Arc<Inner>,
-    legacy: Arc<Legacy>,
+    http_sse: Arc<HttpSse>,
     mut body: Incoming,
     mut scanner: Scanner,
 ) {
@@ -232,7 +162,7 @@ async fn read_stream(
                         tracing::debug!(name = ?event.name, "ignoring an event that is not a message");
                         continue;
                     }
-                    if !deliver(&inner, &legacy, &event.data).await {
+                    if !deliver(&inner, &http_sse, &event.data).await {
                         return;
                     }
                 }
@@ -256,7 +186,7 @@ async fn read_stream(
         match frame {
             None => break "the HTTP+SSE event stream ended",
             Some(Err(e)) => {
-                tracing::debug!(error = %e, "legacy event stream broken");
+                tracing::debug!(error = %e, "HTTP+SSE event stream broken");
                 break "the HTTP+SSE event stream broke";
             }
             Some(Ok(frame)) => {
@@ -266,16 +196,11 @@ async fn read_stream(
             }
         }
     };
-    tracing::debug!(reason, "legacy connection over");
+    tracing::debug!(reason, "HTTP+SSE connection over");
     // An `initialize` of the transport's own is not the application's to hear about; dropping
     // its sender tells the transport.
-    let own = legacy
-        .own_initialize
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
-        .map(|(id, _)| id);
-    let waiting: Vec<Id> = legacy.pending().drain().collect();
+    let own = http_sse.forget_own_initialize();
+    let waiting: Vec<Id> = http_sse.pending().drain().collect();
     for id in waiting.into_iter().filter(|id| Some(id) != own.as_ref()) {
         if !inner.answer_lost(id, reason).await {
             return;
@@ -285,16 +210,16 @@ async fn read_stream(
 }
 
 /// Delivers the messages of one event; false once nobody reads.
-async fn deliver(inner: &Inner, legacy: &Legacy, data: &str) -> bool {
+async fn deliver(inner: &Inner, http_sse: &HttpSse, data: &str) -> bool {
     match mcp_jsonrpc::parse(data.as_bytes()) {
         Ok(body) => {
-            for msg in body.into_messages() {
+            for msg in body {
                 if let Message::Response(response) = &msg
                     && let Some(id) = response.id()
                 {
-                    legacy.pending().remove(id);
+                    http_sse.pending().remove(id);
                 }
-                if legacy.take_own(&msg) {
+                if http_sse.take_own(&msg) {
                     continue;
                 }
                 if !inner.deliver(Ok(msg)).await {

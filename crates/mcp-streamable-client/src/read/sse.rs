@@ -4,20 +4,23 @@
 
 use std::sync::Arc;
 
-use http::{HeaderValue, Method, StatusCode};
+use futures_util::FutureExt;
+use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use mcp_jsonrpc::Message;
 use mcp_sse::{Event, Scanner};
 use tokio::sync::watch;
 
-use crate::connection::Inner;
-use crate::error::{Deadline, Error, Kind};
-use crate::exchange::{Answer, Resend};
-use crate::headers::{self, ACCEPT_SSE, Format};
+use crate::error::{Error, Kind};
+use crate::headers::{self, Format};
+use crate::read::json;
+use crate::read::recovery::Recovery;
+use crate::read::silence::Silence;
+use crate::read::tracker::Tracker;
 use crate::reconnect::Budget;
-use crate::reply::{self, Tracker};
-use crate::request::Call;
-use crate::session::SessionHeaders;
+use crate::state::Inner;
+use crate::wire::{Answer, Call, SessionHeaders};
 
 /// One logical SSE stream, across the connections that carry it.
 #[derive(Debug)]
@@ -31,9 +34,12 @@ pub(crate) struct SseStream {
     /// Carried from connection to connection, for the last event id and the server's `retry`.
     scanner: Scanner,
     budget: Budget,
-    /// Set for the stream of a per-request request: it is never resumed, the request is sent
-    /// again instead (M7).
-    resend: Option<Resend>,
+    /// What to do when the stream breaks before the response: resume it, or, for the stream
+    /// of a per-request request, send the request again (M7).
+    recovery: Recovery,
+    /// The response of a POST's stream, held back until the end of the chunk that carried it
+    /// and a look for the stream's end.
+    held: Option<Message>,
 }
 
 /// How reading one connection of the stream ended.
@@ -45,24 +51,29 @@ enum Read {
 }
 
 impl SseStream {
-    /// The stream answering a POST, which must carry the response `tracker` waits for.
-    pub(crate) fn for_post(inner: Arc<Inner>, session: SessionHeaders, tracker: Tracker) -> Self {
-        SseStream::new(inner, false, session, tracker)
+    /// The stream answering a POST, which must carry the response `tracker` waits for, and
+    /// recovers as `recovery` says.
+    pub(crate) fn for_post(
+        inner: Arc<Inner>,
+        session: SessionHeaders,
+        tracker: Tracker,
+        recovery: Recovery,
+    ) -> Self {
+        SseStream::new(inner, false, session, tracker, recovery)
     }
 
     /// The standalone GET stream of `session`.
     pub(crate) fn standalone(inner: Arc<Inner>, session: SessionHeaders) -> Self {
-        SseStream::new(inner, true, session, Tracker::default())
+        SseStream::new(inner, true, session, Tracker::default(), Recovery::Resume)
     }
 
-    /// The stream answering a per-request request, which `resend` can send again (M7).
-    pub(crate) fn for_modern(inner: Arc<Inner>, tracker: Tracker, resend: Resend) -> Self {
-        let mut stream = SseStream::new(inner, false, SessionHeaders::default(), tracker);
-        stream.resend = Some(resend);
-        stream
-    }
-
-    fn new(inner: Arc<Inner>, standalone: bool, session: SessionHeaders, tracker: Tracker) -> Self {
+    fn new(
+        inner: Arc<Inner>,
+        standalone: bool,
+        session: SessionHeaders,
+        tracker: Tracker,
+        recovery: Recovery,
+    ) -> Self {
         let scanner = Scanner::with_max_event_size(inner.config().max_event_size);
         let budget = Budget::new(&inner.config().reconnect);
         SseStream {
@@ -72,20 +83,23 @@ impl SseStream {
             tracker,
             scanner,
             budget,
-            resend: None,
+            recovery,
+            held: None,
         }
     }
 
     /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
     /// stream), reconnecting until it is over.
     pub(crate) async fn run(mut self, first: Option<Incoming>) {
-        if self.resend.is_some()
+        if self.resends()
             && let Some(first) = first
         {
-            return self.run_resending(first).await;
+            return Box::pin(self.run_resending(first)).await;
         }
         let mut shutdown = self.inner.shutdown_signal();
         let mut connected_before = first.is_some();
+        // The last reconnection could not reach the server.
+        let mut unreachable = false;
         let mut body = first;
         loop {
             if let Some(connection) = body.take() {
@@ -124,6 +138,12 @@ impl SseStream {
                         self.budget.max()
                     );
                     self.give_up(&reason).await;
+                    if self.standalone && unreachable {
+                        // The session's own stream cannot reach its server: the server has
+                        // gone, and so has the connection (a send would fail too).
+                        tracing::debug!("server unreachable; closing the connection");
+                        self.inner.terminate();
+                    }
                     return;
                 };
                 let policy = &self.inner.config().reconnect;
@@ -148,8 +168,9 @@ impl SseStream {
             let response = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return,
-                response = self.get(last_event_id) => response,
+                response = Box::pin(self.get(last_event_id)) => response,
             };
+            unreachable = matches!(&response, Err(e) if e.is_unreachable());
             match response {
                 Ok(response) if headers::format(response.headers()) == Format::Sse => {
                     self.scanner.finish();
@@ -223,11 +244,13 @@ impl SseStream {
                 _ = shutdown.wait_for(|closed| *closed) => return None,
                 () = tokio::time::sleep(delay) => {}
             }
-            let resend = self.resend.as_mut()?;
+            let Recovery::Resend(resend) = &mut self.recovery else {
+                return None;
+            };
             let (id, answer) = tokio::select! {
                 biased;
                 _ = shutdown.wait_for(|closed| *closed) => return None,
-                sent = resend.post(&self.inner) => sent,
+                sent = resend.post(&self.inner.http) => sent,
             };
             self.tracker.resend_as(id);
             match answer {
@@ -236,7 +259,7 @@ impl SseStream {
                     Format::Json => {
                         let tracker = std::mem::take(&mut self.tracker);
                         let (inner, session) = (self.inner.clone(), self.session.clone());
-                        reply::read_json(inner, session, response.into_body(), tracker).await;
+                        json::read(inner, session, response.into_body(), tracker).await;
                         return None;
                     }
                     Format::Other => {
@@ -267,18 +290,13 @@ impl SseStream {
         last_event_id: Option<HeaderValue>,
     ) -> Result<http::Response<Incoming>, Error> {
         let config = self.inner.config();
-        let call = Call {
-            method: Method::GET,
-            uri: &config.url,
-            accept: ACCEPT_SSE,
-            session: &self.session,
-            meta: None,
-            last_event_id,
-            body: None,
-            timeout: config.request_timeout,
-            deadline: Deadline::Request,
-        };
+        let call = Call::get(config, &config.url, &self.session, last_event_id);
         self.inner.http.execute(&call).await
+    }
+
+    /// Whether the stream recovers by sending its request again (M7).
+    fn resends(&self) -> bool {
+        matches!(self.recovery, Recovery::Resend(_))
     }
 
     /// The stream is over without the response: answer the waiting request with an error.
@@ -291,15 +309,29 @@ impl SseStream {
 
     /// Reads one connection of the stream to its end.
     async fn read(&mut self, mut body: Incoming, shutdown: &mut watch::Receiver<bool>) -> Read {
-        let id_before = self.scanner.last_event_id().to_owned();
+        let mut silence = Silence::new(self.inner.config().sse_idle_timeout);
+        let timer = silence.timer();
+        tokio::pin!(timer);
+        // An event with an id moves the stream on, as one with messages does.
+        let mut moved = false;
         let mut delivered = false;
+        // A frame read ahead, after the response, to see the stream end.
+        let mut ahead = None;
         loop {
-            let frame = tokio::select! {
-                biased;
-                _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
-                frame = body.frame() => frame,
+            let data = match ahead.take() {
+                Some(frame) => frame,
+                None => tokio::select! {
+                    biased;
+                    _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
+                    frame = body.frame() => frame,
+                    () = silence.too_long(timer.as_mut()) => {
+                        tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
+                        break;
+                    }
+                },
             };
-            let data = match frame {
+            silence.heard();
+            let data = match data {
                 None => break,
                 Some(Err(e)) => {
                     tracing::debug!(error = %e, standalone = self.standalone, "event stream broken");
@@ -314,16 +346,22 @@ impl SseStream {
             loop {
                 match self.scanner.next_event() {
                     Ok(None) => break,
-                    Ok(Some(event)) => match self.on_event(event).await {
-                        // A per-request stream carries nothing after its response (M6): it is
-                        // over, and its connection can go.
-                        Some(_) if self.resend.is_some() && self.tracker.is_done() => {
+                    Ok(Some(event)) => {
+                        moved |= event.id.is_some();
+                        match self.on_event(event).await {
+                            // A per-request stream carries nothing after its response (M6): it
+                            // is over, and its connection can go.
+                            Some(_) if self.resends() && self.tracker.is_done() => {
+                                return Read::Stop;
+                            }
+                            Some(any) => delivered |= any,
+                            None => return Read::Stop,
+                        }
+                    }
+                    Err(e) => {
+                        if !self.release().await {
                             return Read::Stop;
                         }
-                        Some(any) => delivered |= any,
-                        None => return Read::Stop,
-                    },
-                    Err(e) => {
                         let limit = self.scanner.max_event_size();
                         tracing::warn!(limit, "server sent an event larger than the limit");
                         let error = Error::new(Kind::TooLarge { limit }).with(e);
@@ -342,10 +380,28 @@ impl SseStream {
                     }
                 }
             }
+            if self.held.is_some() {
+                // The server ends a POST's stream after its response: once the connection's
+                // task has read that end, the connection goes back to the pool before the
+                // caller, woken by the response, sends its next request on another.
+                tokio::task::yield_now().await;
+                ahead = body.frame().now_or_never();
+                if !self.release().await {
+                    return Read::Stop;
+                }
+            }
         }
         self.scanner.finish();
         tracing::debug!(standalone = self.standalone, "event stream ended");
-        Read::Ended(delivered || self.scanner.last_event_id() != id_before)
+        Read::Ended(delivered || moved)
+    }
+
+    /// Delivers the response held back, if any; false once nobody reads.
+    async fn release(&mut self) -> bool {
+        match self.held.take() {
+            Some(response) => self.inner.deliver(Ok(response)).await,
+            None => true,
+        }
     }
 
     /// Handles one event: `Some(true)` if it held messages, `None` once nobody reads.
@@ -360,10 +416,16 @@ impl SseStream {
         }
         match mcp_jsonrpc::parse(event.data.as_bytes()) {
             Ok(body) => {
-                for msg in body.into_messages() {
-                    if let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg)
-                        && !self.inner.deliver(Ok(msg)).await
-                    {
+                for msg in body {
+                    let waiting = !self.tracker.is_done();
+                    let Some(msg) = self.tracker.observe(&self.inner, &self.session, msg) else {
+                        continue;
+                    };
+                    if waiting && self.tracker.is_done() && !self.standalone && !self.resends() {
+                        self.held = Some(msg);
+                        continue;
+                    }
+                    if !self.release().await || !self.inner.deliver(Ok(msg)).await {
                         return None;
                     }
                 }

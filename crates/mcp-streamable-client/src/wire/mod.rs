@@ -1,34 +1,64 @@
-//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks.
+//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks,
+//! and sending again a request that met a stale keep-alive connection.
+
+mod call;
+mod stale;
 
 use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
-use http::{Method, Request, Response, StatusCode, Uri};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, WWW_AUTHENTICATE};
+use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::AuthContext;
-use crate::builder::Config;
-use crate::error::{Deadline, ERROR_BODY_PREFIX, Error, Kind};
-use crate::headers::{
-    JSON, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+use mcp_streamable_protocol::headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
-use crate::modern::MetaHeaders;
-use crate::session::SessionHeaders;
+
+use crate::auth::AuthContext;
+use crate::config::Config;
+use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
+use crate::headers::JSON;
+use crate::shape::{self, MetaHeaders};
+use stale::Counting;
+
+pub(crate) use call::{Call, NO_SESSION, SessionHeaders};
 
 #[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+type Connector = hyper_rustls::HttpsConnector<Counting>;
 #[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector;
+type Connector = Counting;
 
 /// How long reading the body of an error answer may take at most, whatever is left of the
 /// request timeout: the body is a courtesy, the status is the answer.
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How much of a refusal's body is read to find the JSON-RPC error in it: 64 KiB. A modern
+/// server's refusal is a short error object (a -32022 lists a few versions); reading more than
+/// the [`ERROR_BODY_PREFIX`] kept for display lets a long message through, and the bound keeps
+/// a misbehaving server from making the client buffer much.
+const MAX_REFUSAL_BODY: usize = 64 * 1024;
+
+/// The answer to one per-request POST (M7).
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// A success status; the body is still to read.
+    Success(Response<Incoming>),
+    /// A 400 or 404 whose body is a JSON-RPC error response: the request's answer.
+    Refused {
+        status: StatusCode,
+        error: mcp_jsonrpc::ErrorObject,
+        /// The same, as an error for a caller that cannot deliver a response.
+        failure: Error,
+    },
+    /// Anything else.
+    Failed(Error),
+}
 
 /// How long a connection may sit idle before TCP keep-alive probes check that the server is
 /// still there: an SSE stream can be silent for long, and a server that vanished without closing
@@ -39,25 +69,15 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
 const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const TCP_KEEPALIVE_RETRIES: u32 = 3;
 
-/// One request to make.
-#[derive(Debug)]
-pub(crate) struct Call<'a> {
-    pub(crate) method: Method,
-    pub(crate) uri: &'a Uri,
-    pub(crate) accept: HeaderValue,
-    pub(crate) session: &'a SessionHeaders,
-    /// The headers of a per-request message (M7), mirrored from its body.
-    pub(crate) meta: Option<&'a MetaHeaders>,
-    pub(crate) last_event_id: Option<HeaderValue>,
-    /// A JSON body, for POST.
-    pub(crate) body: Option<Bytes>,
-    pub(crate) timeout: Duration,
-    pub(crate) deadline: Deadline,
-}
-
 /// The pooled HTTP client and the configuration it serves.
 pub(crate) struct Http {
     client: PooledClient<Connector, Full<Bytes>>,
+    /// The same, without a pool: every request gets a connection of its own. A request that met
+    /// a stale pooled connection is sent again through it.
+    fresh: PooledClient<Connector, Full<Bytes>>,
+    /// The `Host` header of every HTTP/1.1 request, made once: hyper-util would format it
+    /// anew for each request to a URL with a port.
+    host: Option<HeaderValue>,
     pub(crate) config: Config,
 }
 
@@ -91,16 +111,23 @@ impl Http {
                 .with_tls_config(tls)
                 .https_or_http()
                 .enable_all_versions()
-                .wrap_connector(http)
+                .wrap_connector(Counting(http))
         };
         #[cfg(not(feature = "rustls"))]
-        let connector = http;
-        let client = PooledClient::builder(TokioExecutor::new())
+        let connector = Counting(http);
+        let mut builder = PooledClient::builder(TokioExecutor::new());
+        builder
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
-            .http2_only(config.http2_prior_knowledge)
-            .build(connector);
-        Ok(Http { client, config })
+            .http2_only(config.http2_prior_knowledge);
+        let client = builder.build(connector.clone());
+        let fresh = builder.pool_max_idle_per_host(0).build(connector);
+        Ok(Http {
+            client,
+            fresh,
+            host: host_header(&config),
+            config,
+        })
     }
 
     /// Makes the request: asks the auth provider for a header, retries once after a 401 with a
@@ -123,11 +150,9 @@ impl Http {
         let mut auth = self.authorization(AuthContext::default()).await?;
         let mut refreshed = false;
         loop {
-            let request = self.request(call, auth.as_ref())?;
-            let response = tokio::time::timeout(call.timeout, self.client.request(request))
+            let response = tokio::time::timeout(call.timeout, self.send(call, auth.as_ref()))
                 .await
-                .map_err(|_| Error::timeout(call.deadline))?
-                .map_err(|e| Error::new(Kind::Http).with(e))?;
+                .map_err(|_| Error::timeout(call.deadline))??;
             let status = response.status();
             if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
                 refreshed = true;
@@ -143,6 +168,52 @@ impl Http {
                 }
             }
             return Ok(response);
+        }
+    }
+
+    /// Sends the request once; again, on a fresh connection, if it met a stale keep-alive one
+    /// (RFC 9112, section 9.3.1.1: no byte of a response came back on a reused connection, so
+    /// the server did not act on it). Only then: any other failure may follow a request the
+    /// server acted on.
+    async fn send(
+        &self,
+        call: &Call<'_>,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Response<Incoming>, Error> {
+        match self.client.request(self.request(call, auth)?).await {
+            Ok(response) => Ok(response),
+            Err(e) if stale::met_stale_connection(&e) => {
+                tracing::debug!(error = %e, "pooled connection was stale; sending on a fresh one");
+                let again = self.fresh.request(self.request(call, auth)?).await;
+                again.map_err(|e| Error::new(Kind::Http).with(e))
+            }
+            Err(e) => Err(Error::new(Kind::Http).with(e)),
+        }
+    }
+
+    /// POSTs one per-request message's bytes with its headers (M7): no session id, no
+    /// `Last-Event-ID`. A refusal carrying a JSON-RPC error is told apart from other failures.
+    pub(crate) async fn post_per_request(&self, body: Bytes, meta: &MetaHeaders) -> Answer {
+        let call = Call::post(&self.config, &self.config.url, &NO_SESSION, body).meta(meta);
+        let response = match self.exchange(&call).await {
+            Ok(response) => response,
+            Err(e) => return Answer::Failed(e),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Answer::Success(response);
+        }
+        let body = error_body(response.into_body(), MAX_REFUSAL_BODY, call.timeout).await;
+        let failure = Error::from_status(status, error_text(&body), false);
+        match shape::rpc_error(&body) {
+            Some(error) if matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) => {
+                Answer::Refused {
+                    status,
+                    error,
+                    failure,
+                }
+            }
+            _ => Answer::Failed(failure),
         }
     }
 
@@ -167,7 +238,15 @@ impl Http {
             .body(Full::new(call.body.clone().unwrap_or_default()))
             .map_err(|e| Error::new(Kind::Builder).with(e))?;
         let headers = request.headers_mut();
-        headers.extend(self.config.headers.clone());
+        if let Some(host) = &self.host
+            && call.uri.authority() == self.config.url.authority()
+        {
+            headers.insert(HOST, host.clone());
+        }
+        // Appended one by one: cloning the configured map would allocate a new one per request.
+        for (name, value) in &self.config.headers {
+            headers.append(name.clone(), value.clone());
+        }
         if let Some(auth) = auth {
             headers.insert(AUTHORIZATION, auth.clone());
         }
@@ -193,6 +272,22 @@ impl Http {
         }
         Ok(request)
     }
+}
+
+/// The `Host` header of the requests to the configured URL, as hyper-util writes it (the port
+/// only when it is not the scheme's default); `None` where the connection may speak HTTP/2
+/// (`https`, which negotiates it, or prior knowledge), whose requests carry no `Host`.
+fn host_header(config: &Config) -> Option<HeaderValue> {
+    let url = &config.url;
+    if url.scheme_str() != Some("http") || config.http2_prior_knowledge {
+        return None;
+    }
+    let host = url.host()?;
+    let value = match url.port_u16() {
+        Some(port) if port != 80 => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    HeaderValue::from_str(&value).ok()
 }
 
 /// The first `limit` bytes of an error answer's body, read for at most `timeout` (and never

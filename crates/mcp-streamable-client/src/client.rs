@@ -1,4 +1,4 @@
-//! [`Client`] and its [`ClientBuilder`]: the configuration of the transport.
+//! [`Client`] and its [`ClientBuilder`]: the public face that configures the transport.
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,12 +8,14 @@ use http::Uri;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use mcp_transport::Transport;
 
+use crate::auth::AuthProvider;
+use crate::config::{Config, Era};
 use crate::connection::ClientConnection;
-use crate::era::{Discovery, Era};
 use crate::error::{Error, Kind};
-use crate::modern::Identity;
-use crate::request::Http;
-use crate::{AuthProvider, ReconnectPolicy};
+use crate::reconnect::ReconnectPolicy;
+use crate::shape::Identity;
+use crate::state::Discovery;
+use crate::wire::Http;
 
 /// How long connecting to the server may take: 10 s, well beyond a healthy TCP and TLS
 /// handshake, so that an unreachable server fails the send instead of hanging it.
@@ -33,53 +35,19 @@ pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// make the client buffer without limit (C7).
 pub const DEFAULT_MAX_EVENT_SIZE: usize = mcp_sse::DEFAULT_MAX_EVENT_SIZE;
 
+/// How long an SSE stream may stay silent before the transport treats it as broken and resumes
+/// it: 60 s, four periods of the 15 s keep-alive comment a server sends on an idle stream (this
+/// project's server does, S15), so that keep-alives hold a healthy stream open while a server
+/// that holds one open in silence does not keep its caller waiting forever. The same bound as
+/// [`DEFAULT_REQUEST_TIMEOUT`] puts on a JSON reply.
+pub const DEFAULT_SSE_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The client name the transport declares when the application names none
 /// ([`ClientBuilder::client_info`]): the crate's, so that a server's logs say which transport
 /// spoke.
 const DEFAULT_CLIENT_NAME: &str = env!("CARGO_PKG_NAME");
 /// The client version declared with [`DEFAULT_CLIENT_NAME`]: the crate's.
 const DEFAULT_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The configuration every connection of a [`Client`] shares.
-pub(crate) struct Config {
-    pub(crate) url: Uri,
-    pub(crate) headers: HeaderMap,
-    pub(crate) auth: Option<Arc<dyn AuthProvider>>,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) request_timeout: Duration,
-    pub(crate) close_timeout: Duration,
-    pub(crate) standalone: bool,
-    pub(crate) max_event_size: usize,
-    pub(crate) reconnect: ReconnectPolicy,
-    pub(crate) reinitialize: bool,
-    pub(crate) legacy_fallback: bool,
-    pub(crate) http2_prior_knowledge: bool,
-    pub(crate) era: Era,
-    /// Who the client says it is, in `_meta` and in the transport's own `initialize` (M7).
-    pub(crate) identity: Identity,
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Header values may hold credentials: list only their names.
-        f.debug_struct("Config")
-            .field("url", &self.url)
-            .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("auth", &self.auth.is_some())
-            .field("connect_timeout", &self.connect_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("close_timeout", &self.close_timeout)
-            .field("standalone", &self.standalone)
-            .field("max_event_size", &self.max_event_size)
-            .field("reconnect", &self.reconnect)
-            .field("reinitialize", &self.reinitialize)
-            .field("legacy_fallback", &self.legacy_fallback)
-            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
-            .field("era", &self.era)
-            .field("identity", &self.identity)
-            .finish()
-    }
-}
 
 /// A Streamable HTTP client for one MCP endpoint: [`connect`](Transport::connect) it to get a
 /// [`ClientConnection`].
@@ -175,6 +143,7 @@ impl ClientBuilder {
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
                 close_timeout: DEFAULT_CLOSE_TIMEOUT,
+                sse_idle_timeout: Some(DEFAULT_SSE_IDLE_TIMEOUT),
                 standalone: true,
                 max_event_size: DEFAULT_MAX_EVENT_SIZE,
                 reconnect: ReconnectPolicy::default(),
@@ -244,6 +213,17 @@ impl ClientBuilder {
     /// Sets how long closing waits for the answer to its DELETE ([`DEFAULT_CLOSE_TIMEOUT`]).
     pub fn close_timeout(mut self, timeout: Duration) -> Self {
         self.config.close_timeout = timeout;
+        self
+    }
+
+    /// Sets how long an SSE stream of the Streamable HTTP transport may stay silent (no event,
+    /// no comment) before it is treated as broken: its connection is dropped and the stream
+    /// resumed with `Last-Event-ID`, or its per-request request sent again, as when the
+    /// connection breaks (C4, M7). [`DEFAULT_SSE_IDLE_TIMEOUT`] by default; `None` waits
+    /// forever. Keep it a few times the server's keep-alive period, so that keep-alive comments
+    /// reset it. The 2024-11-05 fallback's stream, which cannot be resumed, is not bounded.
+    pub fn sse_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.sse_idle_timeout = timeout;
         self
     }
 

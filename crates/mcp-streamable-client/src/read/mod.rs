@@ -1,0 +1,85 @@
+//! The readers of the server's replies: the answer to a POST is accepted (202), a JSON body, or
+//! an SSE stream (C2), read in a task of its own. A reader is handed the [`Tracker`] of the
+//! request it must answer and the [`Recovery`] to use when its stream breaks; it knows nothing
+//! of the lanes that send.
+
+mod json;
+mod recovery;
+mod silence;
+mod sse;
+mod tracker;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+
+use crate::error::{Error, Kind};
+use crate::headers::{self, Format};
+use crate::state::Inner;
+use crate::wire::SessionHeaders;
+
+pub(crate) use recovery::{Recovery, Resend};
+pub(crate) use sse::SseStream;
+pub(crate) use tracker::Tracker;
+
+/// A reader at work, boxed once so that spawning it moves a pointer, not the future.
+pub(crate) type Reading = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Takes the answer to a POST sent in `session`: reads its body in a task of its own when it
+/// has one, so that the send resolves as soon as the server accepted the message. A broken
+/// stream is resumed (C4).
+pub(crate) fn accept(
+    inner: &Arc<Inner>,
+    response: Response<Incoming>,
+    session: SessionHeaders,
+    tracker: Tracker,
+) -> Result<(), Error> {
+    if response.status() == StatusCode::ACCEPTED {
+        if !tracker.is_done() {
+            // S4 forbids it; a server that does it may answer on the standalone stream.
+            tracing::warn!("server answered a request with 202 Accepted");
+        }
+        return Ok(());
+    }
+    if let Some(reading) = reader(inner, response, session, tracker, Recovery::Resume)? {
+        tokio::spawn(reading);
+    }
+    Ok(())
+}
+
+/// The reader of a successful answer's body, by its format; `None` when there is nothing to
+/// read (a notification or response answered with some other success).
+pub(crate) fn reader(
+    inner: &Arc<Inner>,
+    response: Response<Incoming>,
+    session: SessionHeaders,
+    tracker: Tracker,
+    recovery: Recovery,
+) -> Result<Option<Reading>, Error> {
+    match headers::format(response.headers()) {
+        Format::Json => {
+            let body = response.into_body();
+            Ok(Some(Box::pin(json::read(
+                inner.clone(),
+                session,
+                body,
+                tracker,
+            ))))
+        }
+        Format::Sse => {
+            let stream = SseStream::for_post(inner.clone(), session, tracker, recovery);
+            Ok(Some(Box::pin(stream.run(Some(response.into_body())))))
+        }
+        Format::Other if tracker.is_done() => Ok(None),
+        Format::Other => {
+            tracing::warn!(
+                content_type = ?response.headers().get(http::header::CONTENT_TYPE),
+                "server answered a request with neither JSON nor an event stream"
+            );
+            Err(Error::new(Kind::ContentType))
+        }
+    }
+}
