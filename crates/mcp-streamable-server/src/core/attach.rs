@@ -6,7 +6,7 @@ use crate::core::error::Error;
 use crate::core::event_store::{ReplayError, StoredEvent};
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::{Session, wake};
-use crate::core::state::{STANDALONE, StoreOp, Stream};
+use crate::core::state::{Batch, STANDALONE, StoreOp, Stream};
 use crate::protocol::EventId;
 
 /// A new reader of the standalone stream.
@@ -54,14 +54,16 @@ impl Session {
             };
             let priming = primes.then(|| before.map(|index| EventId::new(STANDALONE, index)));
             // The store learns of the stream, so that its priming id resumes it on any node.
-            let write_store =
-                primes && opened && st.store_queue.push(StoreOp::Opened { stream: STANDALONE });
+            let opening = Batch::one(StoreOp::Opened { stream: STANDALONE });
+            let write_store = (primes && opened)
+                .then(|| st.store_queue.submit(opening))
+                .flatten();
             (generation, old_waker, priming, write_store)
         };
         wake(old_waker);
         let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation), OnEnd::Keep);
-        if write_store {
-            self.write_store().await;
+        if let Some(batch) = write_store {
+            self.write_store(batch).await;
         }
         Ok(Standalone { reader, priming })
     }

@@ -9,15 +9,15 @@ use mcp_jsonrpc::{Body, Id, Message};
 use crate::core::error::Error;
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::Session;
-use crate::core::state::{Incoming, State, StoreOp, Stream};
+use crate::core::state::{Batch, Incoming, State, StoreOp, Stream};
 use crate::protocol::ProtocolVersion;
 
 /// What a POST needs to go on, from [`Session::begin`].
 pub(crate) struct Begun {
     incoming: Incoming,
-    /// The session, when this POST must write the store (the stream's opening) before it
-    /// answers.
-    write_store: Option<Arc<Session>>,
+    /// The session and the writes, when this POST must write the store (the stream's opening)
+    /// before it answers.
+    write_store: Option<(Arc<Session>, Batch)>,
     /// The reader of the stream registered for the body's requests; `None` for a body without
     /// requests.
     pub(crate) reader: Option<Reader>,
@@ -28,8 +28,8 @@ pub(crate) struct Begun {
 impl Begun {
     /// Hands the body's messages to the application, waiting while its channel is full.
     pub(crate) async fn deliver(mut self, body: Body) -> Result<Option<Reader>, Error> {
-        if let Some(session) = self.write_store.take() {
-            session.write_store().await;
+        if let Some((session, batch)) = self.write_store.take() {
+            session.write_store(batch).await;
         }
         for message in body {
             self.incoming
@@ -44,10 +44,13 @@ impl Begun {
 impl Drop for Begun {
     /// A POST that leaves before delivering still hands its turn at the store on.
     fn drop(&mut self) {
-        if let Some(session) = self.write_store.take()
-            && let Ok(handle) = tokio::runtime::Handle::try_current()
-        {
-            handle.spawn(async move { session.write_store().await });
+        if let Some((session, batch)) = self.write_store.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move { session.write_store(batch).await });
+                }
+                Err(_) => session.lock().store_queue.abandon(),
+            }
         }
     }
 }
@@ -121,8 +124,13 @@ impl Session {
             st.inflight.insert(id.clone(), stream);
         }
         // The store learns of the stream, so that its priming id resumes it on any node.
-        let write_store =
-            (prime && st.store_queue.push(StoreOp::Opened { stream })).then(|| Arc::clone(self));
+        let write_store = prime
+            .then(|| {
+                st.store_queue
+                    .submit(Batch::one(StoreOp::Opened { stream }))
+            })
+            .flatten()
+            .map(|batch| (Arc::clone(self), batch));
         Ok(Begun {
             incoming,
             write_store,

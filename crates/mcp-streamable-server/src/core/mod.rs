@@ -28,6 +28,7 @@ pub(crate) mod session;
 pub(crate) mod session_store;
 pub(crate) mod start;
 pub(crate) mod state;
+pub(crate) mod store_queue;
 pub(crate) mod store_writer;
 
 pub(crate) use context::Context;

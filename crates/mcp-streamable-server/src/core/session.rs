@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 use crate::core::context::Context;
 use crate::core::event_store::EventStore;
-use crate::core::state::{Entry, Incoming, STANDALONE, State, StoreOp, Stream};
+use crate::core::state::{Batch, Entry, Incoming, STANDALONE, State, StoreOp, Stream};
 use crate::protocol::{ProtocolVersion, initialize};
 
 pub(crate) struct Session {
@@ -219,18 +219,15 @@ impl Session {
             let index = s.next_index;
             s.next_index += 1;
             let is_response = matches!(out.message, Message::Response(_));
-            let mut write_store = false;
-            if self.has_store() {
+            let write_store = self.has_store().then(|| {
                 let append = StoreOp::Append {
                     stream,
                     index,
                     json: json.clone(),
                 };
-                write_store = st.store_queue.push(append);
-                if completes {
-                    write_store |= st.store_queue.push(StoreOp::Finished { stream });
-                }
-            }
+                let finished = completes.then_some(StoreOp::Finished { stream });
+                st.store_queue.submit(Batch::two(append, finished))
+            });
             let entry = Entry {
                 index,
                 json,
@@ -250,8 +247,8 @@ impl Session {
                 tracing::warn!(parent: &self.span, error = %err, "session store: version not recorded");
             }
         }
-        if write_store {
-            self.write_store().await;
+        if let Some(Some(batch)) = write_store {
+            self.write_store(batch).await;
         }
         Ok(())
     }

@@ -7,6 +7,8 @@
 //! number of attached readers is derived ([`State::attached`]), never counted.
 
 use std::collections::{HashMap, VecDeque};
+
+pub(crate) use crate::core::store_queue::{Batch, StoreOp, StoreQueue};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;
@@ -202,71 +204,6 @@ pub(crate) type Incoming = mpsc::Sender<Box<Message>>;
 /// A session's channel to its application, holding at most `capacity` messages.
 pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Message>>) {
     mpsc::channel(capacity)
-}
-
-/// One write to the event store.
-pub(crate) enum StoreOp {
-    Append {
-        stream: u64,
-        index: u64,
-        json: Bytes,
-    },
-    Finished {
-        stream: u64,
-    },
-    Opened {
-        stream: u64,
-    },
-}
-
-/// The writes still to be made, and how far the writer has come.
-#[derive(Default)]
-pub(crate) struct StoreQueue {
-    ops: VecDeque<StoreOp>,
-    /// A writer is at work on the queue.
-    writing: bool,
-    /// Writes ever queued, and ever made (or given up on): the watermarks.
-    queued: u64,
-    written: u64,
-}
-
-impl StoreQueue {
-    /// Queues `op`; true when the caller must become the writer.
-    pub(crate) fn push(&mut self, op: StoreOp) -> bool {
-        self.ops.push_back(op);
-        self.queued += 1;
-        !std::mem::replace(&mut self.writing, true)
-    }
-
-    /// The next write for the writer; `None` ends its turn.
-    pub(crate) fn next(&mut self) -> Option<StoreOp> {
-        let op = self.ops.pop_front();
-        if op.is_none() {
-            self.writing = false;
-        }
-        op
-    }
-
-    /// The watermark of everything queued so far.
-    pub(crate) fn queued(&self) -> u64 {
-        self.queued
-    }
-
-    /// Gives up on what is queued: counted as written, so that no one waits for it.
-    pub(crate) fn abandon(&mut self) {
-        self.ops.clear();
-        self.written = self.queued;
-        self.writing = false;
-    }
-
-    /// One write made (or given up on).
-    pub(crate) fn written_one(&mut self) {
-        self.written += 1;
-    }
-
-    pub(crate) fn has_written(&self, watermark: u64) -> bool {
-        self.written >= watermark
-    }
 }
 
 pub(crate) struct State {

@@ -2,7 +2,8 @@
 //! does): S10 routing that a dropped send cannot leave half done, S16 nothing stored after the
 //! session ended.
 
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -45,6 +46,10 @@ impl EventStore for SlowStore {
         self.0.replay_after(session, stream, after)
     }
 
+    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        self.0.stream_opened(session, stream)
+    }
+
     fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
         self.0.stream_finished(session, stream)
     }
@@ -52,6 +57,131 @@ impl EventStore for SlowStore {
     fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         self.0.session_closed(session)
     }
+}
+
+/// A store whose appends wait at a gate while it is shut, and that records their order.
+#[derive(Clone, Default)]
+struct GatedStore {
+    inner: InMemoryEventStore,
+    shut: Arc<AtomicBool>,
+    open: Arc<tokio::sync::Notify>,
+    /// Appends held at the gate now.
+    held: Arc<std::sync::atomic::AtomicUsize>,
+    appended: Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl EventStore for GatedStore {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        index: u64,
+        message: Bytes,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if self.shut.load(Ordering::Acquire) {
+                self.held.fetch_add(1, Ordering::AcqRel);
+                while self.shut.load(Ordering::Acquire) {
+                    let opened = self.open.notified();
+                    tokio::pin!(opened);
+                    opened.as_mut().enable();
+                    if !self.shut.load(Ordering::Acquire) {
+                        break;
+                    }
+                    opened.await;
+                }
+                self.held.fetch_sub(1, Ordering::AcqRel);
+            }
+            self.appended.lock().unwrap().push(index);
+            self.inner.append(session, stream, index, message).await
+        })
+    }
+
+    fn replay_after<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> StoreFuture<'a, Result<Vec<StoredEvent>, ReplayError>> {
+        self.inner.replay_after(session, stream, after)
+    }
+
+    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        self.inner.stream_finished(session, stream)
+    }
+
+    fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        self.inner.session_closed(session)
+    }
+}
+
+/// A send does not wait for the store behind another send of its session: with the store's
+/// appends held, the first send waits on its own append and the next returns at once, its
+/// message queued for the store in order (the store is written by one writer at a time,
+/// outside the session's lock). Before, the second waited for the first append behind the
+/// session's send order. The message reaches its reader either way; a resumption waits for
+/// the store to catch up.
+#[tokio::test]
+async fn a_send_does_not_wait_for_the_store_behind_another() {
+    let store = GatedStore::default();
+    let (senders, mut sender_rx) = tokio::sync::mpsc::unbounded_channel();
+    let service = service_with(
+        Config::default().event_store(store.clone()),
+        move |conn, parts| {
+            let _ = senders.send(conn.sender());
+            crate::app::session(conn, parts)
+        },
+    );
+    let sid = initialize(&service, "2025-11-25").await;
+    let sender = sender_rx.recv().await.expect("the session's sender");
+    let mut standalone = Sse::new(service.handle(get(&sid, None)).await);
+    let priming = standalone.until_id().await;
+    store.shut.store(true, Ordering::Release);
+    let note = |i: i64| crate::app::notification("notifications/message", json!({"i": i}));
+    let first = tokio::spawn({
+        let sender = sender.clone();
+        async move { sender.send(note(1).into()).await }
+    });
+    // The first send is the writer once its append is held at the gate.
+    tokio::time::timeout(WAIT, async {
+        while store.held.load(Ordering::Acquire) == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the first append reaches the gate");
+    tokio::time::timeout(WAIT, sender.send(note(2).into()))
+        .await
+        .expect("the second send returns while the first waits on the store")
+        .unwrap();
+    assert!(
+        !first.is_finished(),
+        "the first send still waits on its append"
+    );
+    // Both messages reach the reader at once, whatever the store does.
+    let seen: Vec<String> = [standalone.next().await, standalone.next().await]
+        .iter()
+        .map(|e| label(&message(e.as_ref().expect("a message"))))
+        .collect();
+    assert_eq!(seen, ["n:notifications/message", "n:notifications/message"]);
+    // A resumption waits for the store: it replays both once the gate opens.
+    drop(standalone);
+    let resumed = tokio::spawn({
+        let service = service.clone();
+        async move {
+            Sse::new(service.handle(get(&sid, Some(&priming))).await)
+                .rest(2)
+                .await
+        }
+    });
+    store.shut.store(false, Ordering::Release);
+    store.open.notify_waiters();
+    first.await.unwrap().unwrap();
+    let replayed = resumed.await.unwrap();
+    assert_eq!(replayed.len(), 2);
+    let appended = store.appended.lock().unwrap().clone();
+    let (n1, n2) = (appended[appended.len() - 2], appended[appended.len() - 1]);
+    assert!(n1 < n2, "appended in the order sent: {appended:?}");
 }
 
 /// Answers each request with a send it gives up on after 1 ms, while the store is busy.
