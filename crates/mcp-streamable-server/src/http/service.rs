@@ -153,6 +153,16 @@ impl StreamableHttpService {
         let server = &*self.server;
         let ctx = &server.ctx;
         let config = &ctx.config;
+        // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
+        // is one `Option` test.
+        #[cfg(feature = "auth")]
+        let request = match &config.authorization {
+            Some(guard) => match crate::http::auth::admit(guard, request).await {
+                Ok(admitted) => admitted,
+                Err(answer) => return answer,
+            },
+            None => request,
+        };
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.eras != Eras::ModernOnly
