@@ -55,8 +55,9 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 ///
 /// Build it from a [`Config`] and a factory that the service calls for each new session with
 /// the session's [`ServerConnection`] and the parts of the HTTP request that started it (the
-/// `initialize` request, so that what authentication middleware put in its extensions reaches
-/// the application); the future the factory returns is spawned and runs the session. The parts
+/// `initialize` request, or the stateless or per-request POST the connection serves), so that
+/// what authentication put in its extensions, the guard's `Principal` among it (feature
+/// `auth`, see the crate docs), reaches the application; the future the factory returns is spawned and runs the session. The parts
 /// live as long as the application keeps them, a few hundred bytes per session: an application
 /// that has no use for them drops them.
 ///
