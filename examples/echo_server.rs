@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
+//!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
@@ -26,6 +27,14 @@
 //!
 //! The application is `support/echo_app.rs`, which `tests/it` also drives.
 //!
+//! With the `--auth-*` flags the server is protected (MCP authorization): every request needs a
+//! JWT access token issued by `ISS` (compared with `iss` exactly), signed with a key of the
+//! set at `URL` (https, or http to the loopback), for the audience `AUD` (the resource: the
+//! endpoint's URL as clients use it, `http://127.0.0.1:PORT/mcp`), and carrying `SCOPE` when
+//! given. Refusals are 401 with a challenge naming the Protected Resource Metadata, served at
+//! `/.well-known/oauth-protected-resource/mcp` (and the root form) with `ISS` as its
+//! authorization server; 403 for a token without the scope. Without the flags it runs open.
+//!
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
 
@@ -37,6 +46,7 @@ mod serve;
 use std::net::SocketAddr;
 
 use anyhow::{Context as _, bail};
+use mcp_streamable_http::auth::{Guard, jwt::JwtVerifier};
 use mcp_streamable_http::server::{Config, InMemoryEventStore, StreamableHttpService};
 
 struct Options {
@@ -44,6 +54,36 @@ struct Options {
     json_response: bool,
     stateless: bool,
     event_store: bool,
+    auth: AuthOptions,
+}
+
+/// The `--auth-*` flags: all of issuer, key set and audience, or none.
+#[derive(Default)]
+struct AuthOptions {
+    issuer: Option<String>,
+    jwks_url: Option<String>,
+    audience: Option<String>,
+    scope: Option<String>,
+}
+
+impl AuthOptions {
+    /// The guard the flags describe, or `None` when none was given.
+    fn guard(self) -> anyhow::Result<Option<Guard>> {
+        let (issuer, jwks_url, audience) = match (self.issuer, self.jwks_url, self.audience) {
+            (None, None, None) if self.scope.is_none() => return Ok(None),
+            (Some(issuer), Some(jwks_url), Some(audience)) => (issuer, jwks_url, audience),
+            _ => bail!("--auth-issuer, --auth-jwks-url and --auth-audience go together"),
+        };
+        let verifier = JwtVerifier::builder(&issuer, jwks_url, &audience)
+            .build()
+            .context("bad --auth-jwks-url")?;
+        let guard = Guard::builder(audience)
+            .authorization_server(issuer)
+            .required_scopes(self.scope)
+            .build(verifier)
+            .context("bad --auth-* settings")?;
+        Ok(Some(guard))
+    }
 }
 
 fn parse_args() -> anyhow::Result<Options> {
@@ -52,6 +92,7 @@ fn parse_args() -> anyhow::Result<Options> {
         json_response: false,
         stateless: false,
         event_store: true,
+        auth: AuthOptions::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -67,9 +108,14 @@ fn parse_args() -> anyhow::Result<Options> {
             "--json-response" => options.json_response = true,
             "--stateless" => options.stateless = true,
             "--no-event-store" => options.event_store = false,
+            "--auth-issuer" => options.auth.issuer = Some(value(&mut args, &arg)?),
+            "--auth-jwks-url" => options.auth.jwks_url = Some(value(&mut args, &arg)?),
+            "--auth-audience" => options.auth.audience = Some(value(&mut args, &arg)?),
+            "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
             "-h" | "--help" => {
                 println!(
-                    "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store]"
+                    "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
+                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]"
                 );
                 std::process::exit(0);
             }
@@ -77,6 +123,11 @@ fn parse_args() -> anyhow::Result<Options> {
         }
     }
     Ok(options)
+}
+
+/// The value after flag `name`.
+fn value(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<String> {
+    args.next().with_context(|| format!("{name} needs a value"))
 }
 
 #[tokio::main]
@@ -92,6 +143,13 @@ async fn main() -> anyhow::Result<()> {
     }
     if options.event_store && !options.stateless {
         config = config.event_store(InMemoryEventStore::default());
+    }
+    if let Some(guard) = options.auth.guard()? {
+        eprintln!(
+            "protected: tokens from {}",
+            guard.metadata().authorization_servers[0]
+        );
+        config = config.authorization(guard);
     }
     let service = StreamableHttpService::new(config, echo_app::session);
 

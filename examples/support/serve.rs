@@ -26,8 +26,19 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("shutting down");
+    };
+    run(listener, service, ctrl_c).await
+}
 
-    let shutdown = tokio::signal::ctrl_c();
+/// Serves `service` on `listener` until `shutdown` completes, then shuts it down gracefully.
+pub(crate) async fn run(
+    listener: tokio::net::TcpListener,
+    service: StreamableHttpService,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -51,8 +62,7 @@ pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> a
                     }
                 });
             }
-            _ = &mut shutdown => {
-                eprintln!("shutting down");
+            () = &mut shutdown => {
                 service.shutdown(SHUTDOWN_GRACE).await;
                 return Ok(());
             }
@@ -62,12 +72,18 @@ pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> a
 
 type Body = Either<mcp_streamable_http::server::ResponseBody, Full<Bytes>>;
 
-/// MCP at `/mcp`, 404 elsewhere.
+/// MCP at `/mcp`, the protected resource metadata at its paths when the service is protected
+/// (the service answers them itself), 404 elsewhere.
 async fn route(
     service: StreamableHttpService,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    if req.uri().path() == "/mcp" {
+    let path = req.uri().path();
+    let metadata = service
+        .config()
+        .guard()
+        .is_some_and(|guard| guard.metadata_paths().iter().any(|served| served == path));
+    if path == "/mcp" || metadata {
         return Ok(service.handle(req).await.map(Either::Left));
     }
     let mut response = Response::new(Either::Right(Full::new(Bytes::from_static(

@@ -8,6 +8,7 @@
 //              sends progress or a ping before its response (SPEC S5)
 //   stateless  against a `--stateless` server: no session, GET 405, ping_client fails at once (S20)
 //   resume     cut a progress stream after two notifications, resume it with GET + Last-Event-ID
+//   oauth      against an `--auth-*` server: the SDK's OAuth flow with auth_server.mjs (oauth.mjs)
 //
 // Prints `ok: ...` and exits 0, or `FAIL (step): reason` and exits 1. It never runs longer than
 // OVERALL_TIMEOUT_MS.
@@ -19,6 +20,7 @@ import {
   LoggingMessageNotificationSchema,
   ProgressNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { runOAuth } from './oauth.mjs';
 
 const OVERALL_TIMEOUT_MS = 60_000;
 /** How long one awaited event (a broadcast, a resumed stream) may take. */
@@ -312,11 +314,22 @@ async function runResume(url) {
 
 async function main() {
   const [url, scenario] = process.argv.slice(2);
-  if (!url || !['full', 'json', 'stateless', 'resume'].includes(scenario)) {
-    console.log('usage: node client.mjs URL full|json|stateless|resume');
+  if (!url || !['full', 'json', 'stateless', 'resume', 'oauth'].includes(scenario)) {
+    console.log('usage: node client.mjs URL full|json|stateless|resume|oauth');
     process.exit(2);
   }
-  const what = scenario === 'resume' ? await runResume(url) : await runSession(url, scenario);
+  const runners = {
+    resume: () => runResume(url),
+    oauth: async () => {
+      const log = [];
+      try {
+        return await runOAuth(url, { step, check, wire: recordingFetch(log) });
+      } catch (error) {
+        fail(`${describe(error)}\n  wire: ${showLog(log)}`);
+      }
+    },
+  };
+  const what = await (runners[scenario] ?? (() => runSession(url, scenario)))();
   console.log(`ok: ts-client ${scenario}: ${what}`);
   process.exit(0);
 }

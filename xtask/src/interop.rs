@@ -43,6 +43,9 @@ struct Pair {
     flags: &'static [&'static str],
     /// The client's scenario argument.
     scenario: &'static str,
+    /// Whether the server is protected: `interop/ts/auth_server.mjs` runs beside it as its
+    /// authorization server, and echo_server gets the `--auth-*` flags naming it.
+    protected: bool,
 }
 
 const fn pair(
@@ -56,8 +59,20 @@ const fn pair(
         server,
         flags,
         scenario,
+        protected: false,
     }
 }
+
+/// `client` against our echo server protected by `interop/ts/auth_server.mjs`, in `scenario`.
+const fn protected(client: Peer, scenario: &'static str) -> Pair {
+    Pair {
+        protected: true,
+        ..pair(client, Ours, &[], scenario)
+    }
+}
+
+/// The scope the protected echo server requires.
+const PROTECTED_SCOPE: &str = "mcp";
 
 /// The pairs, in the order they run. A pair is one line: our client against the TypeScript
 /// server will be `pair(Ours, Ts, &["--event-store"], "full")`, once `Peers::client` knows how
@@ -90,6 +105,9 @@ const PAIRS: &[Pair] = &[
     // default), and 2026-07-28.
     pair(Ours, Ts2, &[], "full"),
     pair(Ours, Ts2, &[], "modern"),
+    // Authorization: the SDK's OAuth client against our protected server, with a minimal
+    // authorization server of the test's.
+    protected(Ts, "oauth"),
 ];
 
 impl fmt::Display for Pair {
@@ -112,6 +130,9 @@ impl fmt::Display for Pair {
         write!(f, "{client} -> {server}")?;
         for flag in self.flags {
             write!(f, " {flag}")?;
+        }
+        if self.protected {
+            write!(f, " --auth-*")?;
         }
         write!(f, " ({})", self.scenario)
     }
@@ -206,7 +227,11 @@ struct Peers {
 
 impl Peers {
     fn prepare(pairs: &[&Pair]) -> Result<Peers> {
-        let uses = |peer: Peer| pairs.iter().any(|p| p.client == peer || p.server == peer);
+        let uses = |peer: Peer| {
+            pairs
+                .iter()
+                .any(|p| p.client == peer || p.server == peer || (p.protected && peer == Ts))
+        };
         let node = uses(Ts).then(tools::node).transpose()?;
         let node_v2 = uses(Ts2).then(tools::node_v2).transpose()?;
         let python = uses(Py).then(tools::python).transpose()?;
@@ -298,8 +323,31 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         report.push_str(&format!("\n    logs: {}", dir.display()));
         report
     };
+    // A protected pair's authorization server first: the echo server is told its address.
+    let authorization = match pair.protected {
+        true => Some(
+            Server::start(
+                peers
+                    .node
+                    .as_ref()
+                    .expect("installed")
+                    .script("auth_server.mjs"),
+                &file("auth.out"),
+                &file("auth.err"),
+                peer::SERVER_START_TIMEOUT,
+            )
+            .map_err(|error| {
+                details(format!("the authorization server did not start: {error:#}"))
+            })?,
+        ),
+        false => None,
+    };
+    let mut command = peers.server(pair).map_err(|e| format!("{e:#}"))?;
+    if let Some(issuer) = authorization.as_ref().map(Server::url) {
+        command.args(protected_flags(issuer).map_err(|e| format!("{e:#}"))?);
+    }
     let mut server = Server::start(
-        peers.server(pair).map_err(|e| format!("{e:#}"))?,
+        command,
         &file("server.out"),
         &file("server.err"),
         peer::SERVER_START_TIMEOUT,
@@ -317,6 +365,7 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
     .map_err(|error| details(format!("{error:#}")))?;
     let server_exit = server.exited();
     drop(server);
+    drop(authorization);
     judge(
         &ended,
         &stdout,
@@ -324,6 +373,27 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         &file("server.err"),
     )
     .map_err(details)
+}
+
+/// echo_server's flags for a protected pair whose authorization server is at `issuer`. The
+/// audience is the endpoint's URL, so the port is picked here, by binding port 0 and letting it
+/// go; another process taking it in between makes the pair fail to start, not pass.
+fn protected_flags(issuer: &str) -> Result<Vec<String>> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    Ok(vec![
+        "--addr".into(),
+        format!("127.0.0.1:{port}"),
+        "--auth-issuer".into(),
+        issuer.into(),
+        "--auth-jwks-url".into(),
+        format!("{issuer}/jwks"),
+        "--auth-audience".into(),
+        format!("http://127.0.0.1:{port}/mcp"),
+        "--auth-scope".into(),
+        PROTECTED_SCOPE.into(),
+    ])
 }
 
 /// Whether the client passed, and the server lived through it without a panic.
@@ -390,6 +460,28 @@ mod tests {
             "our-client -> ts-server --event-store (full)"
         );
         assert_eq!(PAIRS[3].slug(), "ts-client-echo_server-json-response-json");
+        let oauth = "ts-client -> echo_server --auth-* (oauth)";
+        assert!(names.contains(&oauth.to_string()));
+        assert_eq!(
+            protected(Ts, "oauth").slug(),
+            "ts-client-echo_server-auth-oauth"
+        );
+    }
+
+    /// The audience a protected echo server checks is the URL it listens at.
+    #[test]
+    fn a_protected_server_is_its_own_audience() {
+        let flags = protected_flags("http://127.0.0.1:9").unwrap();
+        let value = |name: &str| {
+            let at = flags.iter().position(|flag| flag == name).unwrap();
+            flags[at + 1].clone()
+        };
+        assert_eq!(
+            value("--auth-audience"),
+            format!("http://{}/mcp", value("--addr"))
+        );
+        assert_eq!(value("--auth-jwks-url"), "http://127.0.0.1:9/jwks");
+        assert_eq!(value("--auth-issuer"), "http://127.0.0.1:9");
     }
 
     /// A scenario the client script does not know would fail only when the pair runs.

@@ -118,6 +118,23 @@ impl Principal {
     }
 }
 
+impl PrincipalKey {
+    /// The issuer, when the verifier knew it.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
+    /// The subject.
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    /// The OAuth client, when the verifier knew it.
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,12 @@ pub use mcp_streamable_server as server;
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub use mcp_streamable_client as client;
 
+/// Authorization for the server: the bearer-token guard, the protected resource metadata and,
+/// with feature `jwt`, a JWT verifier (feature `auth`).
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+pub use mcp_streamable_auth as auth;
+
 /// rmcp services and clients over these transports: `mcp-rmcp` (feature `rmcp`).
 ///
 /// Named `rmcp_adapter`, not `rmcp`, so that importing it does not shadow the `rmcp` crate

@@ -101,7 +101,34 @@
 //!    sessions and their state machine, readers, the stores, the application's connection.
 //! 3. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
 //!    `initialize` and of the per-request `_meta`.
+//!
+//! # Authorization (feature `auth`)
+//!
+//! The server is an OAuth 2.1 resource server through
+//! [`mcp_streamable_auth`](https://docs.rs/mcp-streamable-auth): a
+//! `Guard` checks each request's `Authorization: Bearer` token and knows the protected
+//! resource metadata (RFC 9728) that tells clients where to get one. Two ways to put it in
+//! front of the service, which behave the same on the wire (A1-A5 of `SPEC.md`):
+//!
+//! - `Config::authorization(guard)`: the service checks every request itself, first thing,
+//!   whatever the method, family or mode, and answers the metadata paths when it sees them
+//!   (plain hyper serves it every path). The natural choice with hyper.
+//! - `guard.layer()` (the auth crate's `RequireBearer`) around the service, or around a whole
+//!   axum `Router`, which then also serves the metadata paths beside the MCP route.
+//!
+//! Either way, a refusal is the guard's (401 with a `WWW-Authenticate` challenge naming the
+//! metadata URL, 403 `insufficient_scope`) and nothing is registered for it; an accepted
+//! request carries its `Principal` in its extensions. The service binds the session an
+//! `initialize` starts to that principal's key (issuer, subject, client), as it binds it to a
+//! [`SessionOwner`] (which takes precedence when a layer put one there): a request for the
+//! session with another principal's token is answered as for an unknown session, 404, so that
+//! the client starts a new one instead of refreshing a token that is fine. The factory gets
+//! the parts of the request that started its connection (the `initialize`, or the stateless
+//! or per-request POST), principal included: that is how the application learns who it
+//! serves.
+#![cfg_attr(feature = "auth", doc = include_str!("auth.md"))]
 #![deny(missing_docs, missing_debug_implementations)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod core;
 mod http;

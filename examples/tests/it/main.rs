@@ -5,4 +5,9 @@
 #[allow(dead_code)] // The tests use only part of what the example uses.
 mod echo_app;
 
+#[path = "../../support/serve.rs"]
+#[allow(dead_code)] // The tests serve through `run`, never until Ctrl-C.
+mod serve;
+
 mod echo;
+mod protected;

@@ -131,6 +131,8 @@ pub struct Config {
     pub(crate) retry: Duration,
     pub(crate) allowed_hosts: AllowList,
     pub(crate) allowed_origins: AllowList,
+    #[cfg(feature = "auth")]
+    pub(crate) authorization: Option<mcp_streamable_auth::Guard>,
 }
 
 impl Default for Config {
@@ -151,14 +153,16 @@ impl Default for Config {
             retry: DEFAULT_RETRY,
             allowed_hosts: AllowList::Loopback,
             allowed_origins: AllowList::Loopback,
+            #[cfg(feature = "auth")]
+            authorization: None,
         }
     }
 }
 
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("mode", &self.mode)
+        let mut f = f.debug_struct("Config");
+        f.field("mode", &self.mode)
             .field("eras", &self.eras)
             .field("json_response", &self.json_response)
             .field("event_store", &self.event_store.is_some())
@@ -172,8 +176,10 @@ impl fmt::Debug for Config {
             .field("incoming_capacity", &self.incoming_capacity)
             .field("retry", &self.retry)
             .field("allowed_hosts", &self.allowed_hosts)
-            .field("allowed_origins", &self.allowed_origins)
-            .finish()
+            .field("allowed_origins", &self.allowed_origins);
+        #[cfg(feature = "auth")]
+        f.field("authorization", &self.authorization);
+        f.finish()
     }
 }
 
@@ -305,5 +311,47 @@ impl Config {
     pub fn allowed_origins(mut self, origins: AllowList) -> Self {
         self.allowed_origins = origins;
         self
+    }
+
+    /// Protects the endpoint with `guard` (feature `auth`): every request must carry a bearer
+    /// token the guard accepts, whatever its method, family or mode, and is refused before
+    /// anything else is looked at or registered (A1, A2): 401 with a `WWW-Authenticate`
+    /// challenge pointing at the protected resource metadata, 403 `insufficient_scope`, as
+    /// [`Refusal::to_response`](mcp_streamable_auth::Refusal::to_response) answers. The
+    /// service also answers GET (and HEAD, OPTIONS) at the guard's
+    /// [`metadata_paths`](mcp_streamable_auth::Guard::metadata_paths) with the metadata
+    /// document (A3), when those requests reach it. An accepted request carries its
+    /// [`Principal`](mcp_streamable_auth::Principal) in its extensions, down to the factory
+    /// (A5); the session it starts is bound to the principal (A4). Default: none, and then
+    /// nothing is checked, at the cost of one `Option` test per request.
+    ///
+    /// ```
+    /// use mcp_streamable_auth::{Guard, Principal, VerifyFuture};
+    /// use mcp_streamable_server::Config;
+    /// # struct MyVerifier;
+    /// # impl mcp_streamable_auth::TokenVerifier for MyVerifier {
+    /// #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+    /// # }
+    ///
+    /// let guard = Guard::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .required_scopes(["mcp"])
+    ///     .build(MyVerifier)?;
+    /// let config = Config::default().authorization(guard);
+    /// assert!(config.guard().is_some());
+    /// # Ok::<(), mcp_streamable_auth::ConfigError>(())
+    /// ```
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn authorization(mut self, guard: mcp_streamable_auth::Guard) -> Self {
+        self.authorization = Some(guard);
+        self
+    }
+
+    /// The guard set with [`authorization`](Config::authorization), if any (feature `auth`).
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn guard(&self) -> Option<&mcp_streamable_auth::Guard> {
+        self.authorization.as_ref()
     }
 }

@@ -37,6 +37,32 @@ impl SessionOwner {
     }
 }
 
+/// The owner of a verified principal's sessions (feature `auth`): its key (issuer, subject,
+/// client) written as the JSON array `[issuer, subject, client]`, `null` for what is unknown,
+/// so that two keys make one owner only when they are equal.
+///
+/// The service takes this owner from a request's
+/// [`Principal`](mcp_streamable_auth::Principal) by itself when no `SessionOwner` is in the
+/// request's extensions.
+///
+/// ```
+/// use mcp_streamable_auth::Principal;
+/// use mcp_streamable_server::SessionOwner;
+///
+/// let alice = Principal::new("alice").with_issuer("https://auth.example.com");
+/// let owner = SessionOwner::from(&alice.key());
+/// assert_eq!(owner.as_str(), r#"["https://auth.example.com","alice",null]"#);
+/// ```
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+impl From<&mcp_streamable_auth::PrincipalKey> for SessionOwner {
+    fn from(key: &mcp_streamable_auth::PrincipalKey) -> Self {
+        let fields = (key.issuer(), key.subject(), key.client_id());
+        // Strings and nulls always serialize.
+        SessionOwner::new(serde_json::to_string(&fields).unwrap_or_default())
+    }
+}
+
 impl fmt::Debug for SessionOwner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("SessionOwner").field(&&*self.0).finish()

@@ -37,7 +37,16 @@ pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
     }
 }
 
-/// Who makes the request, as a layer in front of the service put it in the extensions.
+/// Who makes the request, as a layer in front of the service put it in the extensions: a
+/// [`SessionOwner`], or else (feature `auth`) the key of a verified
+/// [`Principal`](mcp_streamable_auth::Principal) (A4).
 pub(crate) fn owner(parts: &http::request::Parts) -> Option<SessionOwner> {
-    parts.extensions.get::<SessionOwner>().cloned()
+    if let Some(owner) = parts.extensions.get::<SessionOwner>() {
+        return Some(owner.clone());
+    }
+    #[cfg(feature = "auth")]
+    if let Some(principal) = parts.extensions.get::<mcp_streamable_auth::Principal>() {
+        return Some(SessionOwner::from(&principal.key()));
+    }
+    None
 }

@@ -3,6 +3,8 @@
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
 
 pub(crate) mod app;
+#[cfg(feature = "auth")]
+pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod checks;
 pub(crate) mod error;

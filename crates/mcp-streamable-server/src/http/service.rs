@@ -55,8 +55,9 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 ///
 /// Build it from a [`Config`] and a factory that the service calls for each new session with
 /// the session's [`ServerConnection`] and the parts of the HTTP request that started it (the
-/// `initialize` request, so that what authentication middleware put in its extensions reaches
-/// the application); the future the factory returns is spawned and runs the session. The parts
+/// `initialize` request, or the stateless or per-request POST the connection serves), so that
+/// what authentication put in its extensions, the guard's `Principal` among it (feature
+/// `auth`, see the crate docs), reaches the application; the future the factory returns is spawned and runs the session. The parts
 /// live as long as the application keeps them, a few hundred bytes per session: an application
 /// that has no use for them drops them.
 ///
@@ -153,6 +154,16 @@ impl StreamableHttpService {
         let server = &*self.server;
         let ctx = &server.ctx;
         let config = &ctx.config;
+        // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
+        // is one `Option` test.
+        #[cfg(feature = "auth")]
+        let request = match &config.authorization {
+            Some(guard) => match crate::http::auth::admit(guard, request).await {
+                Ok(admitted) => admitted,
+                Err(answer) => return answer,
+            },
+            None => request,
+        };
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.eras != Eras::ModernOnly

@@ -2,6 +2,8 @@
 //! without sockets and over loopback TCP. Tests are named after the row they pin.
 
 mod app;
+#[cfg(feature = "auth")]
+mod auth;
 mod bad_input;
 mod core_defects;
 mod harness;
