@@ -36,8 +36,6 @@ pub(crate) struct Session {
     pub(crate) store_progress: Notify,
     /// Milliseconds since the context's epoch of the last activity.
     last_active: AtomicU64,
-    /// When the session store last heard of activity, on the same clock.
-    last_recorded: AtomicU64,
     /// How many times the state was locked: the crate's tests count critical sections.
     #[cfg(test)]
     pub(crate) locks: AtomicU64,
@@ -103,7 +101,6 @@ impl Session {
             state: Mutex::new(State::new(version, incoming)),
             store_progress: Notify::new(),
             last_active: AtomicU64::new(now),
-            last_recorded: AtomicU64::new(now),
             #[cfg(test)]
             locks: AtomicU64::new(0),
             span,
@@ -143,22 +140,18 @@ impl Session {
     }
 
     /// A request of the session was seen: noted here, and in the session store at most once
-    /// per quarter of the idle timeout.
+    /// per quarter of the idle timeout: when the quarter it falls in is not the last
+    /// activity's.
     pub(crate) async fn touch_record(&self) {
         let now = self.ctx.now_ms();
-        self.last_active.store(now, Ordering::Relaxed);
+        let before = self.last_active.swap(now, Ordering::Relaxed);
         let Some(store) = &self.ctx.config.session_store else {
             return;
         };
-        let quarter =
-            u64::try_from(self.ctx.config.idle_timeout.as_millis() / 4).unwrap_or(u64::MAX);
-        let last = self.last_recorded.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < quarter
-            || self
-                .last_recorded
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        let quarter = u64::try_from(self.ctx.config.idle_timeout.as_millis() / 4)
+            .unwrap_or(u64::MAX)
+            .max(1);
+        if now / quarter == before / quarter {
             return;
         }
         if let Err(err) = store.touch(&self.id, std::time::SystemTime::now()).await {

@@ -18,6 +18,7 @@ mod over_tcp;
 mod resume;
 mod routing;
 mod rows_post;
+mod session_store;
 mod shutdown;
 mod smoke;
 mod stateless;
