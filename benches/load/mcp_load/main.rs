@@ -23,6 +23,9 @@
 //!   server with the `flood` tool (`mcp-flood`), in batches of `K`; reports the server's
 //!   `VmRSS` along the way.
 //!
+//! `--bearer TOKEN` sends `Authorization: Bearer TOKEN` on every request, for a protected
+//! server.
+//!
 //! `--json` prints one JSON object (see `common/report.rs`) instead of text.
 
 #[path = "../common/report.rs"]
@@ -50,7 +53,7 @@ use crate::session::Target;
 
 const USAGE: &str = "usage: mcp-load --url URL [--mode calls|idle|stream] [--concurrency C] \
                      [--duration SECS] [--warmup SECS] [--server-pid PID] [--sessions N] \
-                     [--close] [--notifications N] [--batch K] [--json]";
+                     [--close] [--notifications N] [--batch K] [--bearer TOKEN] [--json]";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -72,6 +75,7 @@ struct Options {
     notifications: u64,
     batch: u64,
     json: bool,
+    bearer: Option<String>,
 }
 
 fn parse_args() -> anyhow::Result<Options> {
@@ -86,6 +90,7 @@ fn parse_args() -> anyhow::Result<Options> {
         close: false,
         notifications: 1_000_000,
         batch: 5_000,
+        bearer: None,
         json: false,
     };
     let mut args = std::env::args().skip(1);
@@ -110,6 +115,7 @@ fn parse_args() -> anyhow::Result<Options> {
             "--notifications" => options.notifications = number(&arg, &value()?)?,
             "--batch" => options.batch = number(&arg, &value()?)?,
             "--json" => options.json = true,
+            "--bearer" => options.bearer = Some(value()?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -128,7 +134,10 @@ fn parse_args() -> anyhow::Result<Options> {
 
 fn main() -> anyhow::Result<()> {
     let options = parse_args()?;
-    let target = Target::parse(&options.url)?;
+    let mut target = Target::parse(&options.url)?;
+    if let Some(token) = &options.bearer {
+        target = target.bearer(token)?;
+    }
     // One thread: the load generator gets one core, and this is the cheapest way to use it.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -30,6 +30,8 @@ pub(crate) struct Target {
     authority: String,
     host: HeaderValue,
     path: String,
+    /// `Authorization: Bearer <token>` on every request, for a protected server.
+    authorization: Option<HeaderValue>,
 }
 
 impl Target {
@@ -50,7 +52,16 @@ impl Target {
             host: HeaderValue::from_str(&authority)?,
             authority,
             path,
+            authorization: None,
         })
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every request.
+    pub(crate) fn bearer(mut self, token: &str) -> anyhow::Result<Target> {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))?;
+        value.set_sensitive(true);
+        self.authorization = Some(value);
+        Ok(self)
     }
 }
 
@@ -205,6 +216,9 @@ impl Session {
             .uri(self.target.path.as_str())
             .header(HOST, self.target.host.clone())
             .header(PROTOCOL_VERSION_HEADER, self.version.clone());
+        if let Some(value) = &self.target.authorization {
+            builder = builder.header(http::header::AUTHORIZATION, value.clone());
+        }
         if let Some(id) = &self.id {
             builder = builder.header(SESSION_ID, id.clone());
         }

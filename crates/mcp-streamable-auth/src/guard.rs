@@ -1,15 +1,16 @@
 //! The guard: the bearer token out of the headers, through the verifier, against the required
 //! scopes.
 
-use std::{fmt, sync::Arc};
+use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, header};
 use http_body_util::Full;
 
 use crate::{
-    ConfigError, MetadataService, Principal, Refusal, RefusalKind, RequireBearerLayer,
-    ResourceMetadata, TokenVerifier,
+    ConfigError, DEFAULT_CACHE_TTL, DEFAULT_CACHED_TOKENS, MetadataService, Principal, Refusal,
+    RefusalKind, RequireBearerLayer, ResourceMetadata, TokenVerifier,
+    cache::TokenCache,
     error::challenge,
     metadata::{self, WELL_KNOWN_PREFIX, parse_resource, split_http_url, well_known_path},
 };
@@ -70,6 +71,7 @@ struct Inner {
     required_scopes: Vec<String>,
     challenges: [Option<HeaderValue>; RefusalKind::ALL.len()],
     verifier: Arc<dyn TokenVerifier>,
+    cache: TokenCache,
 }
 
 impl fmt::Debug for Guard {
@@ -93,9 +95,27 @@ pub struct GuardBuilder {
     resource_name: Option<String>,
     resource_documentation: Option<String>,
     root_metadata: bool,
+    cached_tokens: usize,
+    cache_ttl: Duration,
 }
 
 impl GuardBuilder {
+    /// How many accepted tokens the guard remembers, so that a token sent again is not
+    /// verified again (0: verify every request). A remembered token is taken at its word until
+    /// it expires or [`cache_ttl`](Self::cache_ttl) runs out. Default:
+    /// [`DEFAULT_CACHED_TOKENS`].
+    pub fn cached_tokens(mut self, max: usize) -> Self {
+        self.cached_tokens = max;
+        self
+    }
+
+    /// How long a remembered token is taken at its word at most: a token revoked where the
+    /// verifier could tell keeps working this long. Default: [`DEFAULT_CACHE_TTL`].
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = ttl;
+        self
+    }
+
     /// Adds an authorization server, by its issuer URL (at least one is required). It is
     /// published as given.
     pub fn authorization_server(mut self, url: impl Into<String>) -> GuardBuilder {
@@ -209,6 +229,7 @@ impl GuardBuilder {
                 required_scopes: self.required_scopes,
                 challenges,
                 verifier: Arc::new(verifier),
+                cache: TokenCache::new(self.cached_tokens, self.cache_ttl),
             }),
         })
     }
@@ -227,6 +248,8 @@ impl Guard {
             resource_name: None,
             resource_documentation: None,
             root_metadata: true,
+            cached_tokens: DEFAULT_CACHED_TOKENS,
+            cache_ttl: DEFAULT_CACHE_TTL,
         }
     }
 
@@ -237,7 +260,19 @@ impl Guard {
             tracing::debug!(reason = ?kind, "request refused");
             self.refusal(kind)
         })?;
-        let principal = match self.inner.verifier.verify(token).await {
+        let cached = self.inner.cache.get(token);
+        let verified = match cached {
+            Some(principal) => Ok(principal),
+            None => self
+                .inner
+                .verifier
+                .verify(token)
+                .await
+                .inspect(|principal| {
+                    self.inner.cache.put(token, principal);
+                }),
+        };
+        let principal = match verified {
             Ok(principal) => principal,
             Err(error) => {
                 let kind = RefusalKind::of_token_error(error.kind());

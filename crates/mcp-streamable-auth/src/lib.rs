@@ -111,6 +111,7 @@
 #![deny(missing_docs, missing_debug_implementations)]
 #![forbid(unsafe_code)]
 
+mod cache;
 mod error;
 mod guard;
 #[cfg(feature = "jwt")]
@@ -120,6 +121,7 @@ mod metadata;
 mod principal;
 mod verifier;
 
+pub use cache::{DEFAULT_CACHE_TTL, DEFAULT_CACHED_TOKENS};
 pub use error::{ConfigError, Refusal, RefusalKind, TokenError, TokenErrorKind};
 #[cfg(feature = "jwt")]
 pub use error::{JwksError, JwksErrorKind};

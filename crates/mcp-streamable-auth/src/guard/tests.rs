@@ -468,3 +468,48 @@ fn step_up_refusals_name_the_scopes_asked() {
         .as_str()
     );
 }
+
+/// A token accepted once is not verified again while it is remembered; refused tokens are
+/// verified every time; a scope missing from a remembered token is still refused; with no
+/// cache, every request is verified.
+#[tokio::test]
+async fn accepted_tokens_are_verified_once() {
+    let verifier = Arc::new(Named::default());
+    let guard = guard(Arc::clone(&verifier));
+    for _ in 0..3 {
+        assert_eq!(
+            guard
+                .check(&headers(&[b"Bearer writer"]))
+                .await
+                .unwrap()
+                .subject,
+            "bob"
+        );
+    }
+    assert_eq!(verifier.calls.load(Ordering::Relaxed), 1);
+    for _ in 0..2 {
+        let refused = guard
+            .check(&headers(&[b"Bearer reader"]))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), RefusalKind::InsufficientScope);
+        let refused = guard
+            .check(&headers(&[b"Bearer expired"]))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), RefusalKind::ExpiredToken);
+    }
+    // "reader" was accepted by the verifier (then refused for its scope): remembered once.
+    assert_eq!(verifier.calls.load(Ordering::Relaxed), 1 + 1 + 2);
+
+    let verifier = Arc::new(Named::default());
+    let uncached = Guard::builder(RESOURCE)
+        .authorization_server("https://auth.example.com")
+        .cached_tokens(0)
+        .build(Arc::clone(&verifier))
+        .unwrap();
+    for _ in 0..3 {
+        uncached.check(&headers(&[b"Bearer writer"])).await.unwrap();
+    }
+    assert_eq!(verifier.calls.load(Ordering::Relaxed), 3);
+}

@@ -57,10 +57,26 @@ impl SessionOwner {
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 impl From<&mcp_streamable_auth::PrincipalKey> for SessionOwner {
     fn from(key: &mcp_streamable_auth::PrincipalKey) -> Self {
-        let fields = (key.issuer(), key.subject(), key.client_id());
-        // Strings and nulls always serialize.
-        SessionOwner::new(serde_json::to_string(&fields).unwrap_or_default())
+        owner_of(key.issuer(), key.subject(), key.client_id())
     }
+}
+
+/// The owner of [`Principal::key`](mcp_streamable_auth::Principal::key), read from the
+/// principal without copying its key first: what every request of a protected session does.
+impl From<&mcp_streamable_auth::Principal> for SessionOwner {
+    fn from(principal: &mcp_streamable_auth::Principal) -> Self {
+        owner_of(
+            principal.issuer.as_deref(),
+            &principal.subject,
+            principal.client_id.as_deref(),
+        )
+    }
+}
+
+/// `[issuer, subject, client]` as JSON: two different keys never make one owner.
+fn owner_of(issuer: Option<&str>, subject: &str, client: Option<&str>) -> SessionOwner {
+    // Strings and nulls always serialize.
+    SessionOwner::new(serde_json::to_string(&(issuer, subject, client)).unwrap_or_default())
 }
 
 impl fmt::Debug for SessionOwner {

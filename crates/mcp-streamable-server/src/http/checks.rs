@@ -46,7 +46,7 @@ pub(crate) fn owner(parts: &http::request::Parts) -> Option<SessionOwner> {
     }
     #[cfg(feature = "auth")]
     if let Some(principal) = parts.extensions.get::<mcp_streamable_auth::Principal>() {
-        return Some(SessionOwner::from(&principal.key()));
+        return Some(SessionOwner::from(principal));
     }
     None
 }
