@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::core::error::Error;
-use crate::core::event_store::{ReplayError, StoredEvent};
+use crate::core::event_store::{EventStore, ReplayError, StoredEvent};
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::{Session, wake};
 use crate::core::state::{Batch, STANDALONE, StoreOp, Stream};
@@ -75,8 +75,22 @@ impl Session {
         let Some(store) = self.store.clone() else {
             return Err(Error::NoEventStore);
         };
-        // Attach first: from here on, what is sent on the stream queues for this reader, and
-        // everything sent before is in the store once the writer reaches the watermark.
+        // Judge the id first, against a store that has everything sent so far: a refused id
+        // leaves the stream, and whoever reads it, alone.
+        let (watermark, live) = {
+            let st = self.lock();
+            if st.closed {
+                return Err(Error::SessionNotFound);
+            }
+            (
+                st.store_queue.queued(),
+                st.streams.contains_key(&after.stream),
+            )
+        };
+        self.store_caught_up(watermark).await;
+        let mut events = self.replay(&*store, after, after.index, live).await?;
+        // Then take the stream over: what is sent from now on queues for this reader, and what
+        // was stored since the judgement is replayed too.
         let (generation, old_waker, watermark) = {
             let mut guard = self.lock();
             let st = &mut *guard;
@@ -92,28 +106,10 @@ impl Session {
             }
         };
         wake(old_waker);
-        // Dropped on a refusal, the reader lets go of the stream again.
         let mut reader = Reader::new(Arc::clone(self), after.stream, generation, OnEnd::Keep);
         self.store_caught_up(watermark).await;
-        let events = match store
-            .replay_after(&self.id, after.stream, after.index)
-            .await
-        {
-            Ok(events) => events,
-            // A store that is not told of opened streams knows nothing of a live one that has
-            // stored nothing yet: its priming id is all the client has.
-            Err(ReplayError::UnknownStream) if after.index == 0 && generation.is_some() => {
-                Vec::new()
-            }
-            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => {
-                return Err(Error::UnknownEvent);
-            }
-            Err(ReplayError::Purged) => return Err(Error::Purged),
-            Err(ReplayError::Failed(err)) => {
-                tracing::error!(parent: &self.span, error = %err, "event store replay failed");
-                return Err(Error::StoreFailed);
-            }
-        };
+        let seen = events.last().map_or(after.index, |e| e.index);
+        events.extend(self.replay(&*store, after, seen, true).await?);
         // What was queued for this reader and replayed already is not written twice.
         reader.skip_through(events.last().map_or(after.index, |e| e.index));
         tracing::debug!(
@@ -125,5 +121,27 @@ impl Session {
             "stream resumed"
         );
         Ok(Resumed { events, reader })
+    }
+
+    /// The events of `id`'s stream after `index`, from the store. A store that is not told of
+    /// opened streams knows nothing of one that has stored nothing yet: index 0 of a stream
+    /// `open` here is then taken for its priming id, with nothing after it.
+    async fn replay(
+        &self,
+        store: &dyn EventStore,
+        id: EventId,
+        index: u64,
+        open: bool,
+    ) -> Result<Vec<StoredEvent>, Error> {
+        match store.replay_after(&self.id, id.stream, index).await {
+            Ok(events) => Ok(events),
+            Err(ReplayError::UnknownStream) if index == 0 && open => Ok(Vec::new()),
+            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => Err(Error::UnknownEvent),
+            Err(ReplayError::Purged) => Err(Error::Purged),
+            Err(ReplayError::Failed(err)) => {
+                tracing::error!(parent: &self.span, error = %err, "event store replay failed");
+                Err(Error::StoreFailed)
+            }
+        }
     }
 }

@@ -63,6 +63,8 @@ impl From<&mcp_streamable_auth::PrincipalKey> for SessionOwner {
 
 /// The owner of [`Principal::key`](mcp_streamable_auth::Principal::key), read from the
 /// principal without copying its key first: what every request of a protected session does.
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 impl From<&mcp_streamable_auth::Principal> for SessionOwner {
     fn from(principal: &mcp_streamable_auth::Principal) -> Self {
         owner_of(
@@ -74,6 +76,7 @@ impl From<&mcp_streamable_auth::Principal> for SessionOwner {
 }
 
 /// `[issuer, subject, client]` as JSON: two different keys never make one owner.
+#[cfg(feature = "auth")]
 fn owner_of(issuer: Option<&str>, subject: &str, client: Option<&str>) -> SessionOwner {
     // Strings and nulls always serialize.
     SessionOwner::new(serde_json::to_string(&(issuer, subject, client)).unwrap_or_default())

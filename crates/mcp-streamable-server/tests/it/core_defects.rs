@@ -355,3 +355,29 @@ async fn s7_a_session_is_unknown_to_all_but_its_owner() {
     let deleted = service.handle(as_owner(delete(&sid), Some("alice"))).await;
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
 }
+
+/// S11, S12: a `Last-Event-ID` the store refuses leaves the stream and its reader alone; only a
+/// resumption that is served takes the stream over.
+#[tokio::test]
+async fn s11_a_refused_resumption_does_not_take_the_stream_over() {
+    let service = service(with_store());
+    let sid = initialize(&service, "2025-11-25").await;
+    let mut standalone = Sse::new(service.handle(get(&sid, None)).await);
+    standalone.until_id().await;
+    let refused = service.handle(get(&sid, Some("0_999"))).await;
+    let (_, _, why) = refusal(refused, StatusCode::BAD_REQUEST).await;
+    assert!(why.contains("unknown Last-Event-ID"), "{why}");
+    call_tool(
+        &service,
+        &sid,
+        1,
+        "broadcast",
+        json!({"text": "still here"}),
+    )
+    .await;
+    let event = standalone
+        .next()
+        .await
+        .expect("the broadcast, on the first reader");
+    assert_eq!(label(&message(&event)), "n:notifications/message");
+}
