@@ -136,8 +136,10 @@ impl Session {
         match store.replay_after(&self.id, id.stream, index).await {
             Ok(events) => Ok(events),
             Err(ReplayError::UnknownStream) if index == 0 && open => Ok(Vec::new()),
-            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => Err(Error::UnknownEvent),
-            Err(ReplayError::Purged) => Err(Error::Purged),
+            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => {
+                Err(Error::UnknownEvent(id))
+            }
+            Err(ReplayError::Purged) => Err(Error::Purged(id)),
             Err(ReplayError::Failed(err)) => {
                 tracing::error!(parent: &self.span, error = %err, "event store replay failed");
                 Err(Error::StoreFailed)

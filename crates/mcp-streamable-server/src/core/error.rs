@@ -3,7 +3,7 @@
 
 use mcp_jsonrpc::Id;
 
-use crate::protocol::ProtocolVersion;
+use crate::protocol::{EventId, ProtocolVersion};
 
 /// A refusal of the session core.
 #[derive(Debug)]
@@ -26,9 +26,9 @@ pub(crate) enum Error {
     /// A `Last-Event-ID` when the server keeps no events (S11).
     NoEventStore,
     /// A `Last-Event-ID` the server never gave out (S11).
-    UnknownEvent,
+    UnknownEvent(EventId),
     /// A `Last-Event-ID` after which events were evicted from the store (S11).
-    Purged,
+    Purged(EventId),
     /// The event store failed.
     StoreFailed,
 }

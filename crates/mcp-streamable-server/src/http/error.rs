@@ -146,12 +146,12 @@ impl Reject {
             Error::NoEventStore => Reject::bad_request(
                 "this server keeps no events, so streams cannot be resumed: Last-Event-ID is not accepted",
             ),
-            Error::UnknownEvent => {
-                Reject::bad_request("unknown Last-Event-ID: no such event in this session")
-            }
-            Error::Purged => Reject::bad_request(
-                "Last-Event-ID is too old: later events were purged from the event store",
-            ),
+            Error::UnknownEvent(id) => Reject::bad_request(format!(
+                "unknown Last-Event-ID \"{id}\": no such event in this session"
+            )),
+            Error::Purged(id) => Reject::bad_request(format!(
+                "Last-Event-ID \"{id}\" is too old: later events were purged from the event store"
+            )),
             Error::StoreFailed => Reject::new(Kind::Internal, "the server's store failed"),
         }
     }

@@ -8,7 +8,7 @@ use tracing::Instrument;
 
 use crate::core::session::Ending;
 use crate::core::state::STANDALONE;
-use crate::core::{Context, Error, Session};
+use crate::core::{Context, Session};
 use crate::http::body::{MAX_FRAME, SseBody, frame, write_priming};
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
@@ -86,15 +86,7 @@ async fn resume(
     if after.stream == STANDALONE {
         ctx.refuse_when_shutting_down("no new streams")?;
     }
-    let resumed = session.resume(after).await.map_err(|err| match err {
-        Error::UnknownEvent => Reject::bad_request(format!(
-            "unknown Last-Event-ID {last_event_id:?}: no such event in this session"
-        )),
-        Error::Purged => Reject::bad_request(format!(
-            "Last-Event-ID {last_event_id:?} is too old: later events were purged from the event store"
-        )),
-        other => other.into(),
-    })?;
+    let resumed = session.resume(after).await?;
     let mut body = SseBody::new(resumed.reader);
     let mut out = BytesMut::new();
     for event in &resumed.events {

@@ -139,16 +139,8 @@ async fn dispatch(
 /// A session-based POST to a server of the per-request family only: -32022, naming the
 /// version the client asked for (its `initialize`'s, or its header's).
 fn refused_sessions(body: &Body, header: Option<&str>) -> Reject {
-    #[derive(serde::Deserialize)]
-    struct Initialize<'a> {
-        #[serde(rename = "protocolVersion", borrow)]
-        protocol_version: std::borrow::Cow<'a, str>,
-    }
     let asked = body.messages().iter().find_map(|m| match m {
-        Message::Request(r) if m.is_initialize() => r
-            .parse_params::<Initialize<'_>>()
-            .ok()
-            .map(|p| p.protocol_version.into_owned()),
+        Message::Request(r) if m.is_initialize() => initialize::asked_version(r),
         _ => None,
     });
     let requested = asked.or(header.map(str::to_owned));

@@ -27,6 +27,13 @@ struct Params<'a> {
     client_info: Option<&'a RawValue>,
 }
 
+/// The protocol version an `initialize` request asks for, as written, whether this server
+/// speaks it or not.
+pub(crate) fn asked_version(request: &mcp_jsonrpc::Request) -> Option<String> {
+    let params: Params<'_> = request.parse_params().ok()?;
+    serde_json::from_str(params.protocol_version?.get()).ok()
+}
+
 /// Checks an `initialize` request's params; returns the version it asks for if this server
 /// speaks it (`None` for one it does not: the application answers with its own choice).
 pub(crate) fn validate(
