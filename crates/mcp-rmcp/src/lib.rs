@@ -64,6 +64,14 @@
 //! # let _ = build();
 //! ```
 //!
+//! # The HTTP request of each message
+//!
+//! Over a Streamable HTTP server, each request and notification reaches rmcp with a copy of the
+//! parts of the HTTP request that carried it in its extensions, as with rmcp's own HTTP
+//! service: a tool reads a per-request header, or the principal a bearer check left in the
+//! parts' extensions, with `Extension<http::request::Parts>` (or from
+//! `RequestContext::extensions`). Over transports without HTTP requests there are none.
+//!
 //! # Errors
 //!
 //! The transport's errors reach rmcp as [`Error`], whose message carries the whole chain of
@@ -222,6 +230,21 @@ fn originating<Req: GetExtensions, Resp, Not: GetExtensions>(
         .and_then(|v| serde_json::from_value(v).ok())
 }
 
+/// Puts a copy of the HTTP request's parts in the extensions of a request or notification, where
+/// rmcp's `Extension<http::request::Parts>` and `RequestContext::extensions` look for them, as
+/// rmcp's own HTTP service puts them.
+fn carry_parts<R: ServiceRole>(message: &mut RxJsonRpcMessage<R>, parts: &http::request::Parts) {
+    match message {
+        JsonRpcMessage::Request(r) => {
+            r.request.extensions_mut().insert(parts.clone());
+        }
+        JsonRpcMessage::Notification(n) => {
+            n.notification.extensions_mut().insert(parts.clone());
+        }
+        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+    }
+}
+
 impl<C, R> rmcp::transport::Transport<R> for RmcpTransport<C, R>
 where
     C: Connection,
@@ -249,8 +272,8 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
         loop {
-            let message = match self.connection.recv().await {
-                Ok(Some(message)) => message,
+            let (message, request) = match self.connection.recv_with_request().await {
+                Ok(Some(received)) => (received.message, received.request),
                 Ok(None) => return None,
                 Err(err) if err.is_recoverable() => {
                     let error = Error::from(err);
@@ -265,7 +288,12 @@ where
             };
             self.note_incoming(&message);
             match serde_json::from_slice::<RxJsonRpcMessage<R>>(&message.to_vec()) {
-                Ok(converted) => return Some(converted),
+                Ok(mut converted) => {
+                    if let Some(parts) = request {
+                        carry_parts::<R>(&mut converted, &parts);
+                    }
+                    return Some(converted);
+                }
                 Err(err) => {
                     tracing::warn!(error = %err, "rmcp does not accept a message");
                     // A request rmcp cannot read must still be answered, or its caller

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mcp_jsonrpc::Message;
 
-use crate::{Connection, Error, Outgoing, Sender};
+use crate::{Connection, Error, Outgoing, Received, Sender};
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -56,6 +56,7 @@ impl Sender for BoxSender {
 trait DynConnection: Send {
     fn sender(&self) -> BoxSender;
     fn recv(&mut self) -> BoxFuture<'_, Result<Option<Message>, Error>>;
+    fn recv_with_request(&mut self) -> BoxFuture<'_, Result<Option<Received>, Error>>;
     fn close(&mut self) -> BoxFuture<'_, Result<(), Error>>;
 }
 
@@ -66,6 +67,10 @@ impl<C: Connection> DynConnection for C {
 
     fn recv(&mut self) -> BoxFuture<'_, Result<Option<Message>, Error>> {
         Box::pin(Connection::recv(self))
+    }
+
+    fn recv_with_request(&mut self) -> BoxFuture<'_, Result<Option<Received>, Error>> {
+        Box::pin(Connection::recv_with_request(self))
     }
 
     fn close(&mut self) -> BoxFuture<'_, Result<(), Error>> {
@@ -106,6 +111,12 @@ impl Connection for BoxConnection {
 
     fn recv(&mut self) -> impl Future<Output = Result<Option<Message>, Error>> + Send {
         self.0.recv()
+    }
+
+    fn recv_with_request(
+        &mut self,
+    ) -> impl Future<Output = Result<Option<Received>, Error>> + Send {
+        self.0.recv_with_request()
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Error>> + Send {

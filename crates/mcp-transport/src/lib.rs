@@ -23,7 +23,8 @@
 //! Every connection in this workspace keeps these rules; a new one must too.
 //!
 //! - **Receiving.** [`Connection::recv`] yields the peer's messages in the order the transport
-//!   received them. `Ok(None)` means the connection is closed, by either side, and every
+//!   received them ([`Connection::recv_with_request`] the same, with the HTTP request that
+//!   carried each, where there is one). `Ok(None)` means the connection is closed, by either side, and every
 //!   message that arrived before has been yielded. An error for which
 //!   [`Error::is_recoverable`] is true concerns one message (malformed, too large) and the next
 //!   call goes on; any other error is final.
@@ -49,6 +50,7 @@
 mod boxed;
 mod error;
 pub mod memory;
+mod received;
 pub mod stdio;
 
 use std::future::Future;
@@ -57,6 +59,7 @@ pub use mcp_jsonrpc::{Id, Message};
 
 pub use boxed::{BoxConnection, BoxSender};
 pub use error::{Error, ErrorKind};
+pub use received::Received;
 
 /// A message to send, with the request it relates to, if any.
 ///
@@ -140,6 +143,20 @@ pub trait Connection: Send + 'static {
     ///
     /// Cancel safe: dropping the future before it completes loses no message.
     fn recv(&mut self) -> impl Future<Output = Result<Option<Message>, Error>> + Send;
+
+    /// The next message with the HTTP request that carried it, when the transport has one:
+    /// what [`recv`](Connection::recv) yields, and where it came from.
+    ///
+    /// Over Streamable HTTP each client message comes with the parts of its POST (headers,
+    /// URI, the extensions authentication filled), so that a per-request header or a
+    /// refreshed bearer token reaches the handler that runs for it. Transports without HTTP
+    /// requests (in-memory, stdio) keep the default, which yields no parts. Cancel safe, as
+    /// `recv` is; a connection is read with one of the two methods or the other, as suits.
+    fn recv_with_request(
+        &mut self,
+    ) -> impl Future<Output = Result<Option<Received>, Error>> + Send {
+        async { Ok(self.recv().await?.map(Received::new)) }
+    }
 
     /// Closes the connection in both directions; see the crate docs.
     fn close(&mut self) -> impl Future<Output = Result<(), Error>> + Send;

@@ -45,6 +45,19 @@ impl ServerHandler for Tools {
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             }
         }
+        if request.name == "caller" {
+            // The HTTP request that carried this very call, as rmcp's own service gives it.
+            let caller = context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get("x-caller"))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let text = caller.ok_or_else(|| {
+                ErrorData::invalid_params("no http::request::Parts in the extensions", None)
+            })?;
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
         if request.name == "log" {
             for related in [true, false] {
                 let mut log = log_message(if related { "related" } else { "unrelated" });
@@ -196,6 +209,50 @@ async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
         matches!(&got[..], [Message::Response(r)] if r.is_error()),
         "{got:?}"
     );
+}
+
+/// The text of a tool result's first content block, or the error message.
+fn result_text(got: &[Message]) -> String {
+    let value = match got {
+        [Message::Response(r)] => match r.result() {
+            Ok(result) => {
+                serde_json::from_str::<Value>(result.get()).unwrap()["content"][0]["text"].clone()
+            }
+            Err(e) => Value::String(format!("error {}: {}", e.code, e.message)),
+        },
+        other => Value::String(format!("{other:?}")),
+    };
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
+}
+
+#[tokio::test]
+async fn each_call_reads_the_parts_of_its_own_http_request() {
+    let service = StreamableHttpService::new(Config::default(), |conn, _parts| async move {
+        if let Ok(running) = Tools.serve(mcp_rmcp::server(conn)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let response = service.handle(post(None, init)).await;
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    messages(response).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    service.handle(post(Some(&session), initialized)).await;
+    // Two calls of one session, each with its own header: each tool run sees its own request's.
+    for (id, caller) in [(2, "first"), (3, "second")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "caller", "arguments": {}}});
+        let mut request = post(Some(&session), call);
+        request
+            .headers_mut()
+            .insert("x-caller", http::HeaderValue::from_static(caller));
+        let got = messages(service.handle(request).await).await;
+        assert_eq!(result_text(&got), caller, "{got:?}");
+    }
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use mcp_jsonrpc::{Body, Id, Message};
+use mcp_transport::Received;
 
 use crate::core::error::Error;
 use crate::core::reader::{OnEnd, Reader};
@@ -26,14 +27,21 @@ pub(crate) struct Begun {
 }
 
 impl Begun {
-    /// Hands the body's messages to the application, waiting while its channel is full.
-    pub(crate) async fn deliver(mut self, body: Body) -> Result<Option<Reader>, Error> {
+    /// Hands the body's messages to the application, each with the parts of the HTTP request
+    /// that carried them, waiting while its channel is full.
+    pub(crate) async fn deliver(
+        mut self,
+        body: Body,
+        request: Arc<http::request::Parts>,
+    ) -> Result<Option<Reader>, Error> {
         if let Some((session, batch)) = self.write_store.take() {
             session.write_store(batch).await;
         }
         for message in body {
             self.incoming
-                .send(Box::new(message))
+                .send(Box::new(
+                    Received::new(message).with_request(Arc::clone(&request)),
+                ))
                 .await
                 .map_err(|_| Error::SessionNotFound)?;
         }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use mcp_jsonrpc::{Id, Message};
-use mcp_transport::{Connection, Error, Outgoing, Sender};
+use mcp_transport::{Connection, Error, Outgoing, Received, Sender};
 use tokio::sync::mpsc;
 
 use crate::core::session::{Ending, Session};
@@ -18,13 +18,18 @@ use crate::protocol::ProtocolVersion;
 /// (S10); a response is related to its request by its id. `recv` returns `Ok(None)` when the
 /// session ends (DELETE, idle timeout, eviction, shutdown). Closing or dropping the connection
 /// ends the session; what was sent before still reaches the clients reading its streams.
+///
+/// [`recv_with_request`](Connection::recv_with_request) yields the same messages, each with the
+/// parts of the HTTP request that carried it, for a handler that reads a per-request header or
+/// the bearer token's principal of the very request it serves (the factory's parts are the
+/// session's first request's only).
 pub struct ServerConnection {
-    rx: mpsc::Receiver<Box<Message>>,
+    rx: mpsc::Receiver<Box<Received>>,
     sender: ServerSender,
 }
 
 impl ServerConnection {
-    pub(crate) fn new(rx: mpsc::Receiver<Box<Message>>, session: Arc<Session>) -> Self {
+    pub(crate) fn new(rx: mpsc::Receiver<Box<Received>>, session: Arc<Session>) -> Self {
         ServerConnection {
             rx,
             sender: ServerSender { session },
@@ -54,6 +59,14 @@ impl Connection for ServerConnection {
     }
 
     async fn recv(&mut self) -> Result<Option<Message>, Error> {
+        Ok(self.rx.recv().await.map(|m| m.message))
+    }
+
+    /// Each client message with the parts of the POST that carried it: its headers, URI and
+    /// the extensions middleware filled (an authenticated `Principal` among them, feature
+    /// `auth`). The messages of one POST share one `Arc`. The `notifications/cancelled` the
+    /// server itself delivers when a per-request client leaves (M6) comes without parts.
+    async fn recv_with_request(&mut self) -> Result<Option<Received>, Error> {
         Ok(self.rx.recv().await.map(|m| *m))
     }
 

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::task::Waker;
 
+use mcp_transport::Received;
+
 use crate::core::session::{Ending, Session};
 use crate::core::state::State;
 
@@ -104,7 +106,10 @@ impl Session {
                         mcp_jsonrpc::to_raw_value(&params).ok(),
                     );
                     // The channel holds the request at most: there is room.
-                    if incoming.try_send(Box::new(cancelled.into())).is_err() {
+                    if incoming
+                        .try_send(Box::new(Received::new(cancelled.into())))
+                        .is_err()
+                    {
                         tracing::debug!(parent: &self.span, %id, "could not tell the application of the cancellation: it stopped reading");
                     }
                 }

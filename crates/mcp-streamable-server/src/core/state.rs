@@ -12,7 +12,8 @@ pub(crate) use crate::core::store_queue::{Batch, StoreOp, StoreQueue};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;
-use mcp_jsonrpc::{Id, Message};
+use mcp_jsonrpc::Id;
+use mcp_transport::Received;
 use tokio::sync::mpsc;
 
 use crate::protocol::ProtocolVersion;
@@ -196,13 +197,13 @@ impl Stream {
     }
 }
 
-/// The channel of a session's messages to its application. Boxed: a channel allocates its
-/// first block of 32 slots up front, and 32 messages take 2.3 KiB where 32 boxes take 256 bytes,
-/// which idle sessions would otherwise each hold.
-pub(crate) type Incoming = mpsc::Sender<Box<Message>>;
+/// The channel of a session's messages to its application, each with the HTTP request that
+/// carried it. Boxed: a channel allocates its first block of 32 slots up front, and 32 messages
+/// take 2.5 KiB where 32 boxes take 256 bytes, which idle sessions would otherwise each hold.
+pub(crate) type Incoming = mpsc::Sender<Box<Received>>;
 
 /// A session's channel to its application, holding at most `capacity` messages.
-pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Message>>) {
+pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Received>>) {
     mpsc::channel(capacity)
 }
 

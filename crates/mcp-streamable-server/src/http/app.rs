@@ -28,16 +28,18 @@ impl Server {
         }
     }
 
-    /// Starts the application of a new session.
+    /// Starts the application of a new session, handing the factory a copy of the parts of
+    /// the request that started it; returns them, for the request's messages.
     pub(crate) fn start(
         &self,
         connection: ServerConnection,
         parts: http::request::Parts,
         span: tracing::Span,
-    ) {
+    ) -> Arc<http::request::Parts> {
         tokio::spawn(tracing::Instrument::instrument(
-            (self.factory)(connection, parts),
+            (self.factory)(connection, parts.clone()),
             span,
         ));
+        Arc::new(parts)
     }
 }

@@ -41,12 +41,12 @@ pub(crate) async fn serve(
         ));
     }
     let (session, connection) = server.ctx.start_transient(Lifetime::Request(version))?;
-    server.start(connection, parts, session.span.clone());
+    let request = server.start(connection, parts, session.span.clone());
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
     let begun = session.begin(&body, None, None, OnEnd::Cancel)?;
-    let reader = match begun.deliver(body).await {
+    let reader = match begun.deliver(body, request).await {
         Ok(reader) => reader,
         Err(Error::SessionNotFound) => return Err(ended_without_answer()),
         Err(other) => return Err(other.into()),

@@ -126,10 +126,8 @@ async fn dispatch(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
         Some(found) => {
-            // Its header values are slices of that read buffer too (see `handle`).
-            drop(parts);
             let session = found?;
-            serve(&session, body, version, None, OnEnd::Keep)
+            serve(&session, Arc::new(parts), body, version, None, OnEnd::Keep)
                 .instrument(session.span.clone())
                 .await
         }
@@ -173,8 +171,8 @@ async fn start_session(
     };
     let owner = owner(&parts);
     let (session, connection) = server.ctx.start_session(owner.as_ref(), record).await?;
-    server.start(connection, parts, session.span.clone());
-    let mut response = serve(&session, body, version, requested, OnEnd::Keep)
+    let request = server.start(connection, parts, session.span.clone());
+    let mut response = serve(&session, request, body, version, requested, OnEnd::Keep)
         .instrument(session.span.clone())
         .await?;
     if let Some(value) = session.id_header.clone() {
@@ -191,12 +189,12 @@ async fn serve_stateless(
     version: Option<ProtocolVersion>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (session, connection) = server.ctx.start_transient(Lifetime::Post)?;
-    server.start(connection, parts, session.span.clone());
+    let request = server.start(connection, parts, session.span.clone());
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still
     // reads what was delivered, then sees the end.
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
-    let response = serve(&session, body, version, None, OnEnd::CloseSession).await;
+    let response = serve(&session, request, body, version, None, OnEnd::CloseSession).await;
     if response
         .as_ref()
         .is_ok_and(|r| r.headers().get(CONTENT_TYPE) == Some(&reply::TEXT_EVENT_STREAM))
@@ -220,6 +218,7 @@ impl Drop for CloseOnDrop {
 /// Delivers the messages to the application and answers: 202, JSON, or an SSE stream (S4, S5).
 async fn serve(
     session: &Arc<Session>,
+    request: Arc<http::request::Parts>,
     body: Body,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
@@ -230,7 +229,7 @@ async fn serve(
     let is_batch = body.is_batch();
     // Until the reply exists, the reader is the guard of the stream: if this future is dropped
     // (the client went away) it lets go of the stream (S13).
-    let Some(reader) = begun.deliver(body).await? else {
+    let Some(reader) = begun.deliver(body, request).await? else {
         return Ok(reply::empty(StatusCode::ACCEPTED));
     };
     let mut sse = SseBody::new(reader);

@@ -15,6 +15,7 @@ mod memory;
 mod modern;
 mod modern_app;
 mod over_tcp;
+mod request_parts;
 mod resume;
 mod routing;
 mod rows_post;
