@@ -127,6 +127,7 @@ impl Session {
         let mut s = Stream::new(false, u64::from(prime));
         s.attach(generation);
         s.pending = count;
+        s.id_given = prime;
         st.streams.insert(stream, s);
         for id in body.messages().iter().filter_map(Message::request_id) {
             st.inflight.insert(id.clone(), stream);

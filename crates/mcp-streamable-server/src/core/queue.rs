@@ -3,8 +3,31 @@
 
 use std::task::Waker;
 
+use bytes::Bytes;
+use mcp_jsonrpc::{ErrorObject, Message, Response, code};
+
 use crate::core::session::Session;
 use crate::core::state::{Entry, State};
+
+/// What the client reads instead of an answer dropped for want of buffer (S22).
+const DROPPED_ANSWER: &str = "answer dropped: the client read slower than the server \
+     answered, past max_buffered_bytes, with no event id to resume from";
+
+/// The stand-in of an unread response shed from a request stream: an error response with the
+/// same id. Any other message has none (it is dropped).
+fn dropped_answer(entry: &Entry) -> Option<Bytes> {
+    if !entry.is_response {
+        return None;
+    }
+    let id = match mcp_jsonrpc::parse(&entry.json) {
+        Ok(mcp_jsonrpc::Body::Single(Message::Response(r))) => r.id().cloned(),
+        _ => None,
+    };
+    let error = ErrorObject::new(code::INTERNAL_ERROR, DROPPED_ANSWER);
+    Some(Bytes::from(
+        Message::from(Response::error(id, error)).to_vec(),
+    ))
+}
 
 impl State {
     /// Queues `entry` on `stream` for its reader, then keeps the session within its budget
@@ -50,6 +73,13 @@ impl State {
     /// standalone stream with no reader loses its oldest messages. The message a connected
     /// reader is about to write is no backlog, so the bound is the budget plus one message per
     /// connected reader.
+    ///
+    /// A request stream's reader whose client could not resume (no store, or no event id of the
+    /// stream given out yet: a 2025-03-26 stream is not primed) is first kept and its backlog
+    /// shrunk: each unread answer becomes a JSON-RPC error that says it was dropped, other
+    /// messages go. Its client then sees every request of the stream answered, if with errors,
+    /// where a disconnection would end the stream cleanly with the answers out of its reach
+    /// (nothing lost silently); it is disconnected only if that frees nothing.
     fn shed(
         &mut self,
         budget: usize,
@@ -66,6 +96,15 @@ impl State {
             else {
                 return;
             };
+            // A request stream's reader is disconnected only when its client can resume.
+            if !(has_store && s.id_given) && !s.standalone && s.is_read() {
+                let before = s.backlog();
+                let dropped = s.outbox.shrink_backlog(&mut self.buffered, dropped_answer);
+                if s.backlog() < before {
+                    tracing::warn!(parent: span, stream = id, dropped, "reader too far behind and no event store: its unread answers replaced by errors, its other unread messages dropped");
+                    continue;
+                }
+            }
             if let Some(waker) = s.detach_reader() {
                 let dropped = s.outbox.clear(&mut self.buffered);
                 if has_store {

@@ -130,6 +130,8 @@ impl Reader {
             }
             taken.push(entry);
         }
+        // With a store, what is taken goes out with event ids: the client can resume from it.
+        s.id_given |= taken.first.is_some() && self.session.has_store();
         if s.finished && s.outbox.is_empty() {
             // Over: let go of the stream now, so that the next poll ends without the lock.
             st.streams.remove(&self.stream);

@@ -82,6 +82,37 @@ impl Outbox {
         n
     }
 
+    /// Shrinks everything behind the first entry (which its reader writes next): each entry
+    /// `shrink` gives a smaller stand-in for is replaced by it, every other one is dropped.
+    /// Returns how many entries were dropped; frees what it can from the count.
+    pub(crate) fn shrink_backlog(
+        &mut self,
+        total: &mut Buffered,
+        shrink: impl Fn(&Entry) -> Option<Bytes>,
+    ) -> usize {
+        let before = self.bytes;
+        let mut dropped = 0;
+        let mut kept = VecDeque::with_capacity(self.entries.len());
+        kept.extend(self.entries.pop_front());
+        for mut entry in self.entries.drain(..) {
+            match shrink(&entry) {
+                Some(smaller) if smaller.len() <= entry.json.len() => {
+                    self.bytes -= entry.json.len() - smaller.len();
+                    entry.json = smaller;
+                    kept.push_back(entry);
+                }
+                Some(_) => kept.push_back(entry),
+                None => {
+                    self.bytes -= entry.json.len();
+                    dropped += 1;
+                }
+            }
+        }
+        self.entries = kept;
+        total.sub(before - self.bytes);
+        dropped
+    }
+
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
@@ -115,6 +146,9 @@ pub(crate) struct Stream {
     conn: Option<Conn>,
     /// Every request of the stream has its response queued: the stream ends once written.
     pub(crate) finished: bool,
+    /// Whether its client holds an event id of this stream to resume from: its priming
+    /// event's, or one a reader took with a store on.
+    pub(crate) id_given: bool,
 }
 
 impl Stream {
@@ -127,6 +161,7 @@ impl Stream {
             outbox: Outbox::default(),
             conn: None,
             finished: false,
+            id_given: false,
         }
     }
 
@@ -290,6 +325,26 @@ mod tests {
         assert_eq!(b.clear(&mut total), 1);
         assert_eq!((total.get(), a.bytes(), b.bytes()), (0, 0, 0));
         assert!(a.pop(&mut total).is_none());
+    }
+
+    #[test]
+    fn shrinking_a_backlog_keeps_the_next_entry_and_the_count_true() {
+        let mut total = Buffered::default();
+        let mut other = Outbox::default();
+        other.push(entry(9, 7), &mut total);
+        let mut a = Outbox::default();
+        for (index, len) in [(1, 100), (2, 100), (3, 4), (4, 100)] {
+            a.push(entry(index, len), &mut total);
+        }
+        // Entries 2 and 4 shrink to their 10-byte stand-ins, 3 (smaller than its stand-in)
+        // stays as it is; the first is never touched.
+        let dropped = a.shrink_backlog(&mut total, |_| Some(Bytes::from_static(b"0123456789")));
+        assert_eq!(dropped, 0);
+        let lens: Vec<usize> = a.iter().map(|e| e.json.len()).collect();
+        assert_eq!(lens, [100, 10, 4, 10]);
+        assert_eq!((a.bytes(), total.get()), (124, 131));
+        assert_eq!(a.shrink_backlog(&mut total, |_| None), 3);
+        assert_eq!((a.bytes(), total.get()), (100, 107));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! S22: memory per session is bounded, whatever the client does.
 
 use http::StatusCode;
+use mcp_jsonrpc::Message;
 use mcp_streamable_server::{Config, InMemoryEventStore};
 use serde_json::{Value, json};
 use tracing::Level;
@@ -167,5 +168,69 @@ async fn s22_abandoned_request_streams_hold_nothing() {
     for _ in 0..10 {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         assert_eq!(service.buffered_bytes(), 0);
+    }
+}
+
+/// A 2025-03-26 batch of `n` calls of the `big` tool, each answered with about `bytes` bytes.
+fn big_batch(n: i64, bytes: u64) -> String {
+    let calls: Vec<String> = (1..=n)
+        .map(|id| call(id, "big", json!({"bytes": bytes})))
+        .collect();
+    format!("[{}]", calls.join(","))
+}
+
+/// The ids of the responses among `msgs`, and how many of them are errors.
+fn answered(msgs: &[Message]) -> (Vec<i64>, usize) {
+    let mut ids = Vec::new();
+    let mut errors = 0;
+    for m in msgs {
+        if let Message::Response(r) = m {
+            ids.push(match r.id() {
+                Some(mcp_jsonrpc::Id::Number(n)) => *n,
+                _ => -1,
+            });
+            errors += usize::from(r.is_error());
+        }
+    }
+    ids.sort_unstable();
+    (ids, errors)
+}
+
+/// The case: a 2025-03-26 batch whose answers exceed the session's buffer, read late.
+/// Its stream is not primed, so its client holds no event id to resume from, store or not:
+/// it is kept, and the answers that did not fit become errors saying so.
+#[tokio::test]
+async fn s22_a_batch_past_the_buffer_gets_every_answer_or_an_error_for_it() {
+    for with_store in [false, true] {
+        let (logs, _guard) = crate::logs::capture();
+        let mut config = Config::default().max_buffered_bytes(16 * 1024);
+        if with_store {
+            config = config.event_store(InMemoryEventStore::default());
+        }
+        let service = service(config);
+        let sid = initialize(&service, "2025-03-26").await;
+        let response = service
+            .handle(request(post(Some(&sid)), big_batch(50, 1000)))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let msgs = messages(&sse_events(response, 100).await);
+        let (ids, errors) = answered(&msgs);
+        // Every request is answered, none silently missing; the ones that did not fit say so.
+        assert_eq!(
+            ids,
+            (1..=50).collect::<Vec<i64>>(),
+            "store {with_store}: {msgs:?}"
+        );
+        assert!(
+            errors > 0,
+            "the batch's answers exceed the buffer: some were shed"
+        );
+        let dropped = msgs.iter().find_map(|m| match m {
+            Message::Response(r) => r.result().err().map(|e| e.message.clone()),
+            _ => None,
+        });
+        assert!(dropped.unwrap().contains("answer dropped"));
+        assert!(service.buffered_bytes() <= 16 * 1024);
+        assert!(logs.has(Level::WARN, &["too far behind", "replaced by errors"]));
     }
 }
