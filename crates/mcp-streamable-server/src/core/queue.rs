@@ -97,7 +97,8 @@ impl State {
                 return;
             };
             // A request stream's reader is disconnected only when its client can resume.
-            if !(has_store && s.id_given) && !s.standalone && s.is_read() {
+            let resumable = has_store && s.id_given;
+            if !resumable && !s.standalone && s.is_read() {
                 let before = s.backlog();
                 let dropped = s.outbox.shrink_backlog(&mut self.buffered, dropped_answer);
                 if s.backlog() < before {
