@@ -137,7 +137,7 @@ mod protocol;
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_RETRY, Eras, Mode,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_RETRY, Eras, Mode,
 };
 pub use crate::core::connection::{ServerConnection, ServerSender};
 pub use crate::core::event_store::{

@@ -32,6 +32,10 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// 4 MiB (S22). See [`Config::max_buffered_bytes`].
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 4 * 1024 * 1024;
 
+/// The bytes of outgoing messages all sessions together may hold waiting for slow or absent
+/// readers: 256 MiB (S22). See [`Config::max_total_buffered_bytes`].
+pub const DEFAULT_MAX_TOTAL_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
+
 /// The messages a session's application has not taken yet, at most: 64. Past this, a POST
 /// waits for the application to read, which slows a flooding client down.
 pub const DEFAULT_INCOMING_CAPACITY: usize = 64;
@@ -127,6 +131,7 @@ pub struct Config {
     pub(crate) max_sessions: usize,
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) max_buffered_bytes: usize,
+    pub(crate) max_total_buffered_bytes: usize,
     pub(crate) incoming_capacity: usize,
     pub(crate) retry: Duration,
     pub(crate) allowed_hosts: AllowList,
@@ -149,6 +154,7 @@ impl Default for Config {
             max_sessions: DEFAULT_MAX_SESSIONS,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
+            max_total_buffered_bytes: DEFAULT_MAX_TOTAL_BUFFERED_BYTES,
             incoming_capacity: DEFAULT_INCOMING_CAPACITY,
             retry: DEFAULT_RETRY,
             allowed_hosts: AllowList::Loopback,
@@ -173,6 +179,7 @@ impl fmt::Debug for Config {
             .field("max_sessions", &self.max_sessions)
             .field("keep_alive", &self.keep_alive)
             .field("max_buffered_bytes", &self.max_buffered_bytes)
+            .field("max_total_buffered_bytes", &self.max_total_buffered_bytes)
             .field("incoming_capacity", &self.incoming_capacity)
             .field("retry", &self.retry)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -283,6 +290,17 @@ impl Config {
     /// Default: [`DEFAULT_MAX_BUFFERED_BYTES`].
     pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_bytes = bytes;
+        self
+    }
+
+    /// The bytes of outgoing messages all sessions together may hold for readers that are slow
+    /// or not connected (S22): without it, the per-session bound times the session cap is what
+    /// a server could hold (4 MiB times 10,000 sessions by default). Past it, the largest
+    /// backlogs are shed first, as within a session ([`max_buffered_bytes`](Self::max_buffered_bytes)),
+    /// until each session holds at most its share (this budget divided by the live sessions).
+    /// Default: [`DEFAULT_MAX_TOTAL_BUFFERED_BYTES`].
+    pub fn max_total_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.max_total_buffered_bytes = bytes;
         self
     }
 

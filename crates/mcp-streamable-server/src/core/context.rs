@@ -1,14 +1,16 @@
 //! What every session of a service shares: the configuration, the clock, the sessions (lookup,
-//! the cap with its eviction, the idle reaper), and whether the service is shutting down.
+//! the cap with its eviction, the idle reaper, which also sheds the largest backlogs past the
+//! server-wide budget), and whether the service is shutting down.
 //!
 //! A session holds its context, and the context holds its sessions: the one pair of files of
 //! the core that name each other.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use crate::core::budget::Budget;
 use crate::core::config::Config;
 use crate::core::error::Error;
 use crate::core::session::{Ending, Session};
@@ -16,6 +18,8 @@ use crate::core::session::{Ending, Session};
 pub(crate) struct Context {
     pub(crate) config: Config,
     pub(crate) sessions: Sessions,
+    /// What every session's outboxes hold together, and its bound (S22).
+    pub(crate) budget: Arc<Budget>,
     epoch: Instant,
     shutting_down: AtomicBool,
 }
@@ -23,6 +27,7 @@ pub(crate) struct Context {
 impl Context {
     pub(crate) fn new(config: Config) -> Self {
         Context {
+            budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
             config,
             sessions: Sessions::default(),
             epoch: tokio::time::Instant::now().into_std(),
@@ -56,6 +61,8 @@ pub(crate) struct Sessions {
     /// Stateless mode's sessions, one per POST in flight, by address: they have no id, and are
     /// here only so that shutdown can wait for them and end them (S23).
     transient: Mutex<HashMap<usize, Arc<Session>>>,
+    /// How many sessions `sessions` holds, read without its lock (a session's lock may be held).
+    live: AtomicUsize,
     reaper_started: AtomicBool,
 }
 
@@ -88,7 +95,7 @@ impl Sessions {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        self.live.load(Ordering::Relaxed)
     }
 
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
@@ -99,7 +106,9 @@ impl Sessions {
         if session.is_transient() {
             self.transient().remove(&address(session));
         } else {
-            self.lock().remove(&session.id);
+            let mut map = self.lock();
+            map.remove(&session.id);
+            self.live.store(map.len(), Ordering::Relaxed);
         }
     }
 
@@ -123,6 +132,7 @@ impl Sessions {
             evicted = Some(victim);
         }
         map.insert(Arc::clone(&session.id), session);
+        self.live.store(map.len(), Ordering::Relaxed);
         Ok(evicted)
     }
 
@@ -142,13 +152,27 @@ fn address(session: &Session) -> usize {
     std::ptr::from_ref(session) as usize
 }
 
-/// Ends sessions idle for longer than the timeout (S18), until the service is gone.
+/// Ends sessions idle for longer than the timeout (S18), every `period`, and sheds the largest
+/// backlogs whenever a session finds the server-wide budget exceeded (S22), until the service
+/// is gone.
 async fn reap(shared: Weak<Context>, period: Duration) {
+    let mut due = tokio::time::Instant::now() + period;
     loop {
-        tokio::time::sleep(period).await;
+        let Some(budget) = shared.upgrade().map(|s| Arc::clone(&s.budget)) else {
+            return;
+        };
+        let over = tokio::time::timeout_at(due, budget.exceeded())
+            .await
+            .is_ok();
+        drop(budget);
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        if over {
+            shed_largest(&shared);
+            continue;
+        }
+        due = tokio::time::Instant::now() + period;
         let timeout = u64::try_from(shared.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         let now = shared.now_ms();
         for session in shared.sessions.all() {
@@ -157,5 +181,25 @@ async fn reap(shared: Weak<Context>, period: Duration) {
                 session.close(Ending::Abort).await;
             }
         }
+    }
+}
+
+/// Sheds the largest sessions' backlogs, largest first, down to each one's share, while every
+/// session's together exceed the server-wide budget. Looks at each session once.
+fn shed_largest(shared: &Context) {
+    let budget = &shared.budget;
+    let mut sessions: Vec<(usize, Arc<Session>)> = shared
+        .sessions
+        .all_with_transient()
+        .into_iter()
+        .map(|s| (s.buffered(), s))
+        .collect();
+    sessions.sort_unstable_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
+    let share = budget.share(sessions.len());
+    for (bytes, session) in sessions {
+        if !budget.is_over() || bytes <= share {
+            break;
+        }
+        session.shed_to(share);
     }
 }

@@ -8,13 +8,15 @@
 //! - [`start`]: starting sessions and finding them;
 //! - [`session`], [`begin`], [`lifecycle`], [`attach`]: one session's API (send, begin a
 //!   POST, close, cancel, attach the standalone stream, resume);
-//! - [`state`], [`queue`], [`reader`]: what a session holds, and how readers take it;
+//! - [`state`], [`queue`], [`reader`], [`budget`]: what a session holds, how readers take it,
+//!   and the server-wide bound on what all sessions hold;
 //! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
 //!   outside the session's lock;
 //! - [`connection`]: the application's side.
 
 pub(crate) mod attach;
 pub(crate) mod begin;
+pub(crate) mod budget;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod context;

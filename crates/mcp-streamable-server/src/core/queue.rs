@@ -66,6 +66,18 @@ impl State {
             span,
             wakers,
         );
+        // Past the server-wide budget, a session over its share sheds its own now; one under
+        // it has the largest sessions shed theirs (the reaper's task: their locks are not
+        // taken under this one's).
+        let budget = &session.ctx.budget;
+        if budget.is_over() {
+            let share = budget.share(session.ctx.sessions.len());
+            if self.buffered.get() > share {
+                self.shed(share, has_store, span, wakers);
+            } else {
+                budget.wake_shedder();
+            }
+        }
     }
 
     /// While the session holds more than its budget, sheds the largest backlog: a reader that
@@ -120,6 +132,18 @@ impl State {
             } else if s.outbox.pop(&mut self.buffered).is_some() {
                 tracing::warn!(parent: span, stream = id, "no reader on the standalone stream and the session's buffer is full: oldest message dropped");
             }
+        }
+    }
+}
+
+impl Session {
+    /// Sheds this session's largest backlogs until it holds at most `bytes` (S22).
+    pub(crate) fn shed_to(&self, bytes: usize) {
+        let mut wakers = Vec::new();
+        self.lock()
+            .shed(bytes, self.has_store(), &self.span, &mut wakers);
+        for waker in wakers {
+            waker.wake();
         }
     }
 }

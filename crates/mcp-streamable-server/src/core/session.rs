@@ -89,6 +89,7 @@ impl Session {
         } else {
             ctx.config.event_store.clone()
         };
+        let budget = Arc::clone(&ctx.budget);
         let id_header = (!id.is_empty())
             .then(|| http::HeaderValue::from_str(&id).ok())
             .flatten();
@@ -98,7 +99,7 @@ impl Session {
             owner,
             ctx,
             store,
-            state: Mutex::new(State::new(version, incoming)),
+            state: Mutex::new(State::new(version, incoming, budget)),
             store_progress: Notify::new(),
             last_active: AtomicU64::new(now),
             #[cfg(test)]

@@ -7,6 +7,7 @@
 //! number of attached readers is derived ([`State::attached`]), never counted.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 pub(crate) use crate::core::store_queue::{Batch, StoreOp, StoreQueue};
 use std::task::{Context, Waker};
@@ -16,6 +17,7 @@ use mcp_jsonrpc::Id;
 use mcp_transport::Received;
 use tokio::sync::mpsc;
 
+use crate::core::budget::Budget;
 use crate::protocol::ProtocolVersion;
 
 /// The standalone stream, read by GET (S10). Request streams are numbered from 1.
@@ -34,21 +36,50 @@ pub(crate) struct Entry {
 /// drift from the messages it counts. An underflow would be a bug in that pairing: debug builds
 /// stop on it, release builds saturate rather than wrap, so that a session is never taken for
 /// holding 2^64 bytes and shed forever.
-#[derive(Debug, Default)]
-pub(crate) struct Buffered(usize);
+///
+/// It moves the server-wide sum ([`Budget`]) with its own, and gives its share back when the
+/// session's state goes.
+pub(crate) struct Buffered {
+    own: usize,
+    budget: Arc<Budget>,
+}
 
 impl Buffered {
+    pub(crate) fn new(budget: Arc<Budget>) -> Self {
+        Buffered { own: 0, budget }
+    }
+
     pub(crate) fn get(&self) -> usize {
-        self.0
+        self.own
     }
 
     fn add(&mut self, n: usize) {
-        self.0 += n;
+        self.own += n;
+        self.budget.add(n);
     }
 
     fn sub(&mut self, n: usize) {
-        debug_assert!(self.0 >= n, "buffered bytes underflow: {} - {n}", self.0);
-        self.0 = self.0.saturating_sub(n);
+        debug_assert!(
+            self.own >= n,
+            "buffered bytes underflow: {} - {n}",
+            self.own
+        );
+        let n = n.min(self.own);
+        self.own -= n;
+        self.budget.sub(n);
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.budget.sub(self.own);
+    }
+}
+
+#[cfg(test)]
+impl Default for Buffered {
+    fn default() -> Self {
+        Buffered::new(Arc::new(Budget::new(usize::MAX)))
     }
 }
 
@@ -262,7 +293,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn new(version: ProtocolVersion, incoming: Incoming) -> Self {
+    pub(crate) fn new(version: ProtocolVersion, incoming: Incoming, budget: Arc<Budget>) -> Self {
         State {
             closed: false,
             version,
@@ -272,7 +303,7 @@ impl State {
             next_stream: STANDALONE + 1,
             streams: HashMap::new(),
             inflight: HashMap::new(),
-            buffered: Buffered::default(),
+            buffered: Buffered::new(budget),
             next_generation: 0,
             store_queue: StoreQueue::default(),
         }
@@ -359,7 +390,8 @@ mod tests {
     #[test]
     fn attached_readers_are_derived_from_the_streams() {
         let (tx, _rx) = tokio::sync::mpsc::channel(1);
-        let mut st = State::new(ProtocolVersion::V2025_11_25, tx);
+        let budget = Arc::new(Budget::new(usize::MAX));
+        let mut st = State::new(ProtocolVersion::V2025_11_25, tx, budget);
         let mut s = Stream::new(false, 1);
         s.attach(st.new_generation());
         st.streams.insert(1, s);

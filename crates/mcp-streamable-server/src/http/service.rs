@@ -132,16 +132,11 @@ impl StreamableHttpService {
     }
 
     /// The bytes of outgoing messages waiting in the sessions' outboxes for slow or absent
-    /// readers, summed over the live sessions: what [`Config::max_buffered_bytes`] bounds per
-    /// session (S22). Event stores keep their own count. Useful for monitoring.
+    /// readers, summed over every session: what [`Config::max_buffered_bytes`] bounds per
+    /// session and [`Config::max_total_buffered_bytes`] in all (S22). Event stores keep their
+    /// own count. Useful for monitoring.
     pub fn buffered_bytes(&self) -> usize {
-        self.server
-            .ctx
-            .sessions
-            .all()
-            .iter()
-            .map(|s| s.buffered())
-            .sum()
+        self.server.ctx.budget.total()
     }
 
     /// Serves one request.

@@ -234,3 +234,100 @@ async fn s22_a_batch_past_the_buffer_gets_every_answer_or_an_error_for_it() {
         assert!(logs.has(Level::WARN, &["too far behind", "replaced by errors"]));
     }
 }
+
+/// Opens `n` sessions, each with a standalone GET stream that is never read.
+async fn sessions_not_reading(
+    service: &mcp_streamable_server::StreamableHttpService,
+    n: usize,
+) -> Vec<(String, Sse)> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let sid = initialize(service, "2025-06-18").await;
+        let get = Sse::new(service.handle(get(&sid, None)).await);
+        out.push((sid, get));
+    }
+    out
+}
+
+#[tokio::test]
+async fn s22_all_sessions_together_stay_within_the_server_wide_budget() {
+    const TOTAL: usize = 256 * 1024;
+    let config = Config::default()
+        .max_buffered_bytes(1 << 20)
+        .max_total_buffered_bytes(TOTAL);
+    let service = service(config);
+    let idle = sessions_not_reading(&service, 20).await;
+    // 100 KiB for each of 20 sessions, 2 MiB in all: each session's own cap allows it.
+    let mut peak = 0;
+    for (i, (sid, _)) in idle.iter().enumerate() {
+        let i = i64::try_from(i).unwrap();
+        call_tool(
+            &service,
+            sid,
+            i,
+            "flood",
+            json!({"count": 100, "bytes": 1000}),
+        )
+        .await;
+        peak = peak.max(service.buffered_bytes());
+    }
+    // At most one message over the budget: the one that crossed it.
+    assert!(peak <= TOTAL + 2048, "peak {peak}");
+    // A good session is still served.
+    let good = initialize(&service, "2025-06-18").await;
+    let msgs = call_tool(&service, &good, 1, "echo", json!({"text": "still here"})).await;
+    assert_eq!(result_of(&msgs[0]), crate::app::text("still here"));
+}
+
+#[tokio::test]
+async fn s22_past_the_server_wide_budget_the_largest_backlog_goes_first() {
+    const TOTAL: usize = 256 * 1024;
+    let config = Config::default()
+        .max_buffered_bytes(1 << 20)
+        .max_total_buffered_bytes(TOTAL);
+    let service = service(config);
+    let mut idle = sessions_not_reading(&service, 11).await;
+    let (big, _) = &idle[0];
+    // One session holds 200 KiB (under its own cap, under the total).
+    call_tool(
+        &service,
+        big,
+        0,
+        "flood",
+        json!({"count": 200, "bytes": 1000}),
+    )
+    .await;
+    let big_before = service.buffered_bytes();
+    assert!(big_before >= 200_000, "{big_before}");
+    // Ten small ones add 10 KiB each, under their share (25 KiB): the total is crossed, and
+    // the big session's backlog, not theirs, is shed.
+    for (i, (sid, _)) in idle.iter().enumerate().skip(1) {
+        let i = i64::try_from(i).unwrap();
+        call_tool(
+            &service,
+            sid,
+            i,
+            "flood",
+            json!({"count": 10, "bytes": 1000}),
+        )
+        .await;
+    }
+    // The shedding task runs when the runtime gets to it: wait for it, bounded.
+    for _ in 0..1000 {
+        if service.buffered_bytes() <= TOTAL {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        service.buffered_bytes() <= TOTAL,
+        "{}",
+        service.buffered_bytes()
+    );
+    // Each small session's GET still has its ten messages; the big one's was cut off.
+    for (_, get) in idle.iter_mut().skip(1) {
+        assert_eq!(get.rest(10).await.len(), 10);
+    }
+    let (_, big_get) = &mut idle[0];
+    assert!(big_get.rest(200).await.len() < 200);
+}
