@@ -10,7 +10,7 @@ use mcp_transport::Received;
 use crate::core::error::Error;
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::Session;
-use crate::core::state::{Batch, Incoming, State, StoreOp, Stream};
+use crate::core::state::{Batch, Delivery, Incoming, Posted, State, StoreOp, Stream};
 use crate::protocol::ProtocolVersion;
 
 /// What a POST needs to go on, from [`Session::begin`].
@@ -28,20 +28,25 @@ pub(crate) struct Begun {
 
 impl Begun {
     /// Hands the body's messages to the application, each with the parts of the HTTP request
-    /// that carried them, waiting while its channel is full.
-    pub(crate) async fn deliver(
-        mut self,
-        body: Body,
-        request: Arc<http::request::Parts>,
-    ) -> Result<Option<Reader>, Error> {
+    /// that carried them, waiting while its channel is full. The POST's `charge` of the
+    /// incoming budget is held until the application has taken the last of them.
+    pub(crate) async fn deliver(mut self, posted: Posted) -> Result<Option<Reader>, Error> {
         if let Some((session, batch)) = self.write_store.take() {
             session.write_store(batch).await;
         }
+        let Posted {
+            request,
+            body,
+            charge,
+        } = posted;
+        let charge = Arc::new(charge);
         for message in body {
+            let delivery = Delivery {
+                received: Received::new(message).with_request(Arc::clone(&request)),
+                charge: Some(Arc::clone(&charge)),
+            };
             self.incoming
-                .send(Box::new(
-                    Received::new(message).with_request(Arc::clone(&request)),
-                ))
+                .send(Box::new(delivery))
                 .await
                 .map_err(|_| Error::SessionNotFound)?;
         }

@@ -1,11 +1,14 @@
-//! The server-wide budget of buffered outgoing bytes (S22): what every session's outboxes hold
-//! together, bounded by `Config::max_total_buffered_bytes`.
+//! The server-wide budgets (S22): of buffered outgoing bytes, what every session's outboxes
+//! hold together, bounded by `Config::max_total_buffered_bytes`; and of incoming bytes, what
+//! POSTs hold for applications that have not read them yet, bounded by
+//! `Config::max_total_incoming_bytes`.
 //!
 //! Each session's [`Buffered`](crate::core::state::Buffered) count moves this sum with its
 //! own, so it cannot drift from the messages it counts. Past the budget, a session that holds
 //! more than its share sheds its own largest backlogs at once; one under its share wakes the
 //! task that sheds the largest sessions' (`context.rs`), so that the largest backlogs go first.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::Notify;
@@ -54,5 +57,53 @@ impl Budget {
 
     pub(crate) async fn exceeded(&self) {
         self.over.notified().await;
+    }
+}
+
+/// The bytes of client messages not yet taken by their applications, in all sessions.
+pub(crate) struct Inbound {
+    total: AtomicUsize,
+    max: usize,
+}
+
+impl Inbound {
+    pub(crate) fn new(max: usize) -> Self {
+        Inbound {
+            total: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    pub(crate) fn total(&self) -> usize {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Charges a POST's `bytes` until its messages are all taken (the [`Charge`] dropped);
+    /// `None` when that would exceed the budget. A POST larger than the whole budget is still
+    /// admitted when nothing else is held, so that the budget never refuses everything.
+    pub(crate) fn charge(self: &Arc<Self>, bytes: usize) -> Option<Charge> {
+        let admitted = self
+            .total
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held == 0 || held + bytes <= self.max).then_some(held + bytes)
+            })
+            .is_ok();
+        admitted.then(|| Charge {
+            inbound: Arc::clone(self),
+            bytes,
+        })
+    }
+}
+
+/// A POST's share of the incoming budget, given back when dropped: its messages hold it
+/// together (behind an `Arc`) until the application has taken the last of them.
+pub(crate) struct Charge {
+    inbound: Arc<Inbound>,
+    bytes: usize,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.inbound.total.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }

@@ -36,6 +36,10 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 4 * 1024 * 1024;
 /// readers: 256 MiB (S22). See [`Config::max_total_buffered_bytes`].
 pub const DEFAULT_MAX_TOTAL_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
 
+/// The bytes of client messages all applications together may hold unread: 256 MiB (S22).
+/// See [`Config::max_total_incoming_bytes`].
+pub const DEFAULT_MAX_TOTAL_INCOMING_BYTES: usize = 256 * 1024 * 1024;
+
 /// The messages a session's application has not taken yet, at most: 64. Past this, a POST
 /// waits for the application to read, which slows a flooding client down.
 pub const DEFAULT_INCOMING_CAPACITY: usize = 64;
@@ -132,6 +136,7 @@ pub struct Config {
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) max_buffered_bytes: usize,
     pub(crate) max_total_buffered_bytes: usize,
+    pub(crate) max_total_incoming_bytes: usize,
     pub(crate) incoming_capacity: usize,
     pub(crate) retry: Duration,
     pub(crate) allowed_hosts: AllowList,
@@ -155,6 +160,7 @@ impl Default for Config {
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
             max_total_buffered_bytes: DEFAULT_MAX_TOTAL_BUFFERED_BYTES,
+            max_total_incoming_bytes: DEFAULT_MAX_TOTAL_INCOMING_BYTES,
             incoming_capacity: DEFAULT_INCOMING_CAPACITY,
             retry: DEFAULT_RETRY,
             allowed_hosts: AllowList::Loopback,
@@ -180,6 +186,7 @@ impl fmt::Debug for Config {
             .field("keep_alive", &self.keep_alive)
             .field("max_buffered_bytes", &self.max_buffered_bytes)
             .field("max_total_buffered_bytes", &self.max_total_buffered_bytes)
+            .field("max_total_incoming_bytes", &self.max_total_incoming_bytes)
             .field("incoming_capacity", &self.incoming_capacity)
             .field("retry", &self.retry)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -301,6 +308,18 @@ impl Config {
     /// Default: [`DEFAULT_MAX_TOTAL_BUFFERED_BYTES`].
     pub fn max_total_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_total_buffered_bytes = bytes;
+        self
+    }
+
+    /// The bytes of client messages all sessions' applications together may hold unread (S22):
+    /// a POST's body counts from when it is read until its application has taken its last
+    /// message. Without it, 64 messages of up to the body limit per session, times the
+    /// sessions, is what a server could hold (S22's note). A POST that would exceed it is
+    /// refused with 503 and `Retry-After`, its messages delivered to no one; one POST is
+    /// always admitted when nothing else is held. Default:
+    /// [`DEFAULT_MAX_TOTAL_INCOMING_BYTES`].
+    pub fn max_total_incoming_bytes(mut self, bytes: usize) -> Self {
+        self.max_total_incoming_bytes = bytes;
         self
     }
 

@@ -8,6 +8,7 @@ use mcp_transport::{Connection, Error, Outgoing, Received, Sender};
 use tokio::sync::mpsc;
 
 use crate::core::session::{Ending, Session};
+use crate::core::state::Delivery;
 use crate::protocol::ProtocolVersion;
 
 /// The server side of one MCP session, handed to the application by the service's factory.
@@ -24,12 +25,12 @@ use crate::protocol::ProtocolVersion;
 /// the bearer token's principal of the very request it serves (the factory's parts are the
 /// session's first request's only).
 pub struct ServerConnection {
-    rx: mpsc::Receiver<Box<Received>>,
+    rx: mpsc::Receiver<Box<Delivery>>,
     sender: ServerSender,
 }
 
 impl ServerConnection {
-    pub(crate) fn new(rx: mpsc::Receiver<Box<Received>>, session: Arc<Session>) -> Self {
+    pub(crate) fn new(rx: mpsc::Receiver<Box<Delivery>>, session: Arc<Session>) -> Self {
         ServerConnection {
             rx,
             sender: ServerSender { session },
@@ -59,7 +60,7 @@ impl Connection for ServerConnection {
     }
 
     async fn recv(&mut self) -> Result<Option<Message>, Error> {
-        Ok(self.rx.recv().await.map(|m| m.message))
+        Ok(self.rx.recv().await.map(|m| m.received.message))
     }
 
     /// Each client message with the parts of the POST that carried it: its headers, URI and
@@ -67,7 +68,7 @@ impl Connection for ServerConnection {
     /// `auth`). The messages of one POST share one `Arc`. The `notifications/cancelled` the
     /// server itself delivers when a per-request client leaves (M6) comes without parts.
     async fn recv_with_request(&mut self) -> Result<Option<Received>, Error> {
-        Ok(self.rx.recv().await.map(|m| *m))
+        Ok(self.rx.recv().await.map(|m| m.received))
     }
 
     async fn close(&mut self) -> Result<(), Error> {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use crate::core::budget::Budget;
+use crate::core::budget::{Budget, Inbound};
 use crate::core::config::Config;
 use crate::core::error::Error;
 use crate::core::session::{Ending, Session};
@@ -20,6 +20,8 @@ pub(crate) struct Context {
     pub(crate) sessions: Sessions,
     /// What every session's outboxes hold together, and its bound (S22).
     pub(crate) budget: Arc<Budget>,
+    /// What POSTs hold for applications that have not read them yet, and its bound (S22).
+    pub(crate) inbound: Arc<Inbound>,
     epoch: Instant,
     shutting_down: AtomicBool,
 }
@@ -28,6 +30,7 @@ impl Context {
     pub(crate) fn new(config: Config) -> Self {
         Context {
             budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
+            inbound: Arc::new(Inbound::new(config.max_total_incoming_bytes)),
             config,
             sessions: Sessions::default(),
             epoch: tokio::time::Instant::now().into_std(),

@@ -14,6 +14,9 @@ pub(crate) enum Error {
     ShuttingDown(&'static str),
     /// The session cap is reached and no session is idle (S18).
     TooManySessions,
+    /// The applications hold this many bytes of unread client messages, past the server-wide
+    /// budget (S22).
+    InboundFull(usize),
     /// A request naming a version other than the one its session negotiated (S8).
     VersionMismatch {
         header: ProtocolVersion,

@@ -7,7 +7,7 @@ use std::task::Waker;
 use mcp_transport::Received;
 
 use crate::core::session::{Ending, Session};
-use crate::core::state::State;
+use crate::core::state::{Delivery, State};
 
 impl Session {
     /// Ends the session: the application's `recv` ends, later sends fail, and the streams end,
@@ -107,7 +107,10 @@ impl Session {
                     );
                     // The channel holds the request at most: there is room.
                     if incoming
-                        .try_send(Box::new(Received::new(cancelled.into())))
+                        .try_send(Box::new(Delivery {
+                            received: Received::new(cancelled.into()),
+                            charge: None,
+                        }))
                         .is_err()
                     {
                         tracing::debug!(parent: &self.span, %id, "could not tell the application of the cancellation: it stopped reading");

@@ -13,11 +13,11 @@ pub(crate) use crate::core::store_queue::{Batch, StoreOp, StoreQueue};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;
-use mcp_jsonrpc::Id;
+use mcp_jsonrpc::{Body, Id};
 use mcp_transport::Received;
 use tokio::sync::mpsc;
 
-use crate::core::budget::Budget;
+use crate::core::budget::{Budget, Charge};
 use crate::protocol::ProtocolVersion;
 
 /// The standalone stream, read by GET (S10). Request streams are numbered from 1.
@@ -266,10 +266,38 @@ impl Stream {
 /// The channel of a session's messages to its application, each with the HTTP request that
 /// carried it. Boxed: a channel allocates its first block of 32 slots up front, and 32 messages
 /// take 2.5 KiB where 32 boxes take 256 bytes, which idle sessions would otherwise each hold.
-pub(crate) type Incoming = mpsc::Sender<Box<Received>>;
+pub(crate) type Incoming = mpsc::Sender<Box<Delivery>>;
+
+/// A message on its way to the application, holding its POST's share of the incoming budget
+/// until taken.
+pub(crate) struct Delivery {
+    pub(crate) received: Received,
+    /// Never read: held for its `Drop`, which gives the POST's bytes back to the budget once
+    /// the application has taken its last message.
+    #[expect(dead_code, reason = "held for its Drop")]
+    pub(crate) charge: Option<Arc<Charge>>,
+}
+
+/// A POST's messages as the core takes them: the body, the parts of the HTTP request that
+/// carried it, and its charge of the incoming budget (S22).
+pub(crate) struct Posted {
+    pub(crate) request: Arc<http::request::Parts>,
+    pub(crate) body: Body,
+    pub(crate) charge: Charge,
+}
+
+impl Posted {
+    pub(crate) fn new(request: Arc<http::request::Parts>, body: Body, charge: Charge) -> Self {
+        Posted {
+            request,
+            body,
+            charge,
+        }
+    }
+}
 
 /// A session's channel to its application, holding at most `capacity` messages.
-pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Received>>) {
+pub(crate) fn incoming_channel(capacity: usize) -> (Incoming, mpsc::Receiver<Box<Delivery>>) {
     mpsc::channel(capacity)
 }
 

@@ -134,6 +134,13 @@ impl Reject {
                 Kind::Unavailable,
                 "too many sessions, none of them idle; try again later",
             ),
+            Error::InboundFull(held) => Reject::new(
+                Kind::Unavailable,
+                format!(
+                    "the server's applications have {held} bytes of messages still to read, \
+                     past its budget; try again later"
+                ),
+            ),
             Error::VersionMismatch { header, negotiated } => Reject::bad_request(format!(
                 "MCP-Protocol-Version {header} is not this session's: it negotiated {negotiated}"
             )),

@@ -14,8 +14,10 @@ use std::sync::Arc;
 use http::StatusCode;
 use mcp_jsonrpc::{Body, Message, code};
 
+use crate::core::budget::Charge;
 use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::Lifetime;
+use crate::core::state::Posted;
 use crate::core::{Error, Session};
 use crate::http::app::Server;
 use crate::http::body::SseBody;
@@ -30,6 +32,7 @@ pub(crate) async fn serve(
     parts: http::request::Parts,
     body: Body,
     version: ProtocolVersion,
+    charge: Charge,
 ) -> Result<http::Response<ResponseBody>, Reject> {
     if body.messages().iter().any(Message::is_initialize) {
         return Err(Reject::rpc(
@@ -46,7 +49,7 @@ pub(crate) async fn serve(
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
     let begun = session.begin(&body, None, None, OnEnd::Cancel)?;
-    let reader = match begun.deliver(body, request).await {
+    let reader = match begun.deliver(Posted::new(request, body, charge)).await {
         Ok(reader) => reader,
         Err(Error::SessionNotFound) => return Err(ended_without_answer()),
         Err(other) => return Err(other.into()),

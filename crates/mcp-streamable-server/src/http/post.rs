@@ -9,9 +9,11 @@ use http::{Request, Response, StatusCode};
 use mcp_jsonrpc::{Body, Message, code};
 use tracing::Instrument;
 
+use crate::core::budget::Charge;
 use crate::core::config::{Eras, Mode};
 use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::{Ending, Lifetime};
+use crate::core::state::Posted;
 use crate::core::{Error, Session};
 use crate::http::app::Server;
 use crate::http::body::SseBody;
@@ -54,6 +56,11 @@ where
     let header_version = accept::single(&parts.headers, &MCP_PROTOCOL_VERSION).unwrap_or(None);
     let bytes = read_body(&parts.headers, body, ctx.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
+    // S22: the body counts against the incoming budget until its application has read it.
+    let charge = ctx
+        .inbound
+        .charge(bytes.len())
+        .ok_or_else(|| Error::InboundFull(ctx.inbound.total()))?;
     // The body is a slice of a read buffer of the connection's (8 KiB or more), which hyper has
     // replaced by then; held while the request is served (a JSON reply waits for the
     // application), it would keep that buffer alive as long. The parse copied what it needs.
@@ -68,7 +75,7 @@ where
     let served = match params::classify(eras != Eras::LegacyOnly, header_version, &body) {
         Era::PerRequest(params) => {
             match params::validate(eras != Eras::ModernOnly, &parts.headers, &body, params) {
-                Ok(version) => modern::serve(server, parts, body, version).await,
+                Ok(version) => modern::serve(server, parts, body, version, charge).await,
                 Err(err) => Err(err.into()),
             }
         }
@@ -78,7 +85,7 @@ where
             // they return at once.
             let version = checks::protocol_version(&parts.headers)?;
             checks::session_id(&parts.headers)?;
-            dispatch(server, parts, body, version).await
+            dispatch(server, parts, body, version, charge).await
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
@@ -102,10 +109,11 @@ async fn dispatch(
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
+    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
     let ctx = &server.ctx;
     if ctx.config.mode == Mode::Stateless {
-        return serve_stateless(server, parts, body, version).await;
+        return serve_stateless(server, parts, body, version, charge).await;
     }
     let owner = owner(&parts);
     // The session the POST names, if any.
@@ -118,7 +126,7 @@ async fn dispatch(
         None if initialize && body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
         )),
-        None if initialize => start_session(server, parts, body, version).await,
+        None if initialize => start_session(server, parts, body, version, charge).await,
         None => Err(Reject::bad_request(
             "missing Mcp-Session-Id header: only an initialize request may be sent without one",
         )),
@@ -127,7 +135,8 @@ async fn dispatch(
         )),
         Some(found) => {
             let session = found?;
-            serve(&session, Arc::new(parts), body, version, None, OnEnd::Keep)
+            let posted = Posted::new(Arc::new(parts), body, charge);
+            serve(&session, posted, version, None, OnEnd::Keep)
                 .instrument(session.span.clone())
                 .await
         }
@@ -159,6 +168,7 @@ async fn start_session(
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
+    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
     let Body::Single(Message::Request(init)) = &body else {
         return Err(Reject::bad_request("initialize must be a request"));
@@ -172,7 +182,8 @@ async fn start_session(
     let owner = owner(&parts);
     let (session, connection) = server.ctx.start_session(owner.as_ref(), record).await?;
     let request = server.start(connection, parts, session.span.clone());
-    let mut response = serve(&session, request, body, version, requested, OnEnd::Keep)
+    let posted = Posted::new(request, body, charge);
+    let mut response = serve(&session, posted, version, requested, OnEnd::Keep)
         .instrument(session.span.clone())
         .await?;
     if let Some(value) = session.id_header.clone() {
@@ -187,6 +198,7 @@ async fn serve_stateless(
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
+    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (session, connection) = server.ctx.start_transient(Lifetime::Post)?;
     let request = server.start(connection, parts, session.span.clone());
@@ -194,7 +206,8 @@ async fn serve_stateless(
     // guard), except an SSE answer, whose body ends it when it ends. The application still
     // reads what was delivered, then sees the end.
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
-    let response = serve(&session, request, body, version, None, OnEnd::CloseSession).await;
+    let posted = Posted::new(request, body, charge);
+    let response = serve(&session, posted, version, None, OnEnd::CloseSession).await;
     if response
         .as_ref()
         .is_ok_and(|r| r.headers().get(CONTENT_TYPE) == Some(&reply::TEXT_EVENT_STREAM))
@@ -218,18 +231,17 @@ impl Drop for CloseOnDrop {
 /// Delivers the messages to the application and answers: 202, JSON, or an SSE stream (S4, S5).
 async fn serve(
     session: &Arc<Session>,
-    request: Arc<http::request::Parts>,
-    body: Body,
+    posted: Posted,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
     on_end: OnEnd,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let begun = session.begin(&body, version, requested, on_end)?;
+    let begun = session.begin(&posted.body, version, requested, on_end)?;
     let prime = begun.prime;
-    let is_batch = body.is_batch();
+    let is_batch = posted.body.is_batch();
     // Until the reply exists, the reader is the guard of the stream: if this future is dropped
     // (the client went away) it lets go of the stream (S13).
-    let Some(reader) = begun.deliver(body, request).await? else {
+    let Some(reader) = begun.deliver(posted).await? else {
         return Ok(reply::empty(StatusCode::ACCEPTED));
     };
     let mut sse = SseBody::new(reader);

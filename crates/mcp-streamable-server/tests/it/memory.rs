@@ -1,8 +1,10 @@
 //! S22: memory per session is bounded, whatever the client does.
 
 use http::StatusCode;
-use mcp_jsonrpc::Message;
+use mcp_jsonrpc::{Message, Response};
+use mcp_streamable_server::ServerConnection;
 use mcp_streamable_server::{Config, InMemoryEventStore};
+use mcp_transport::{Connection, Sender};
 use serde_json::{Value, json};
 use tracing::Level;
 
@@ -330,4 +332,64 @@ async fn s22_past_the_server_wide_budget_the_largest_backlog_goes_first() {
     }
     let (_, big_get) = &mut idle[0];
     assert!(big_get.rest(200).await.len() < 200);
+}
+
+#[tokio::test]
+async fn s22_unread_client_messages_stay_within_the_server_wide_budget() {
+    const TOTAL: usize = 8 * 1024;
+    // The application answers initialize, then reads nothing more until the gate opens.
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let opened = std::sync::Arc::clone(&gate);
+    let config = Config::default().max_total_incoming_bytes(TOTAL);
+    let service = service_with(config, move |mut conn: ServerConnection, _parts| {
+        let gate = std::sync::Arc::clone(&opened);
+        async move {
+            let sender = conn.sender();
+            if let Ok(Some(Message::Request(init))) = conn.recv().await {
+                let result = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "gated", "version": "0"}});
+                let result = mcp_jsonrpc::to_raw_value(&result).unwrap();
+                let _ = sender.send(Response::success(init.id, result).into()).await;
+            }
+            let _initialized = conn.recv().await;
+            let _open = gate.acquire().await;
+            while let Ok(Some(_)) = conn.recv().await {}
+        }
+    });
+    let sid = initialize(&service, "2025-06-18").await;
+    let pad = "x".repeat(2000);
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"pad": pad}})
+        .to_string();
+    let mut accepted = 0;
+    let refused = loop {
+        let response = service
+            .handle(request(post(Some(&sid)), note.clone()))
+            .await;
+        if response.status() != StatusCode::ACCEPTED {
+            break response;
+        }
+        accepted += 1;
+        assert!(accepted <= 10, "the budget never refused");
+    };
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let body: Value = serde_json::from_slice(&body_bytes(refused).await).unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still to read")
+    );
+    assert!((3..=4).contains(&accepted), "{accepted}");
+    // Once the application reads, the bytes are given back and POSTs are taken again.
+    gate.add_permits(1);
+    for _ in 0..1000 {
+        let response = service
+            .handle(request(post(Some(&sid)), note.clone()))
+            .await;
+        if response.status() == StatusCode::ACCEPTED {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the budget was never given back");
 }
