@@ -243,3 +243,88 @@ async fn s11_resume_after_a_cut_connection_at_every_point_over_tcp() {
         assert_eq!(got, want, "cut after {k} events");
     }
 }
+
+/// Calls the `flood` tool: `count` notifications on the standalone stream; reads its answer.
+async fn flood(client: &tcp::HttpClient, uri: &str, sid: &str, id: i64, count: u64) {
+    let call = call(id, "flood", json!({"count": count, "bytes": 0}));
+    let response = client
+        .request(tcp::post(uri, Some(sid), call))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut sse = Sse::new(response);
+    while sse.next().await.is_some() {}
+}
+
+/// The `i` a `flood` notification carries.
+fn flood_index(event: &mcp_sse::Event) -> u64 {
+    harness::params_of(&message(event))["i"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn s11_a_standalone_stream_cut_before_and_after_a_message_resumes_over_tcp() {
+    let service = harness::service(Config::default().event_store(InMemoryEventStore::default()));
+    let server = tcp::serve(service).await;
+    let client = tcp::client();
+    let uri = server.uri();
+    let sid = initialize(&client, &uri, "2025-11-25").await;
+    // Cut right after the priming event, before any message was sent on the stream: its id
+    // resumes the stream, it is not "purged".
+    let response = client.request(tcp::get(&uri, &sid, None)).await.unwrap();
+    let mut get = Sse::new(response);
+    let priming = get.until_id().await;
+    drop(get);
+    flood(&client, &uri, &sid, 1, 1).await;
+    let response = client
+        .request(tcp::get(&uri, &sid, Some(&priming)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "resuming {priming}");
+    let mut get = Sse::new(response);
+    assert_eq!(flood_index(&get.next().await.unwrap()), 0);
+    // Cut after that message, with nothing stored after it: resumes live from there, and the
+    // next message comes exactly once.
+    let last = get.last_event_id().to_owned();
+    drop(get);
+    let response = client
+        .request(tcp::get(&uri, &sid, Some(&last)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "resuming {last}");
+    let mut get = Sse::new(response);
+    flood(&client, &uri, &sid, 2, 1).await;
+    assert_eq!(flood_index(&get.next().await.unwrap()), 0);
+    let next = get.last_event_id().to_owned();
+    assert_ne!(next, last);
+}
+
+#[tokio::test]
+async fn s11_without_a_store_a_cut_stream_reconnects_without_an_id_over_tcp() {
+    let service = harness::service(Config::default());
+    let server = tcp::serve(service).await;
+    let client = tcp::client();
+    let uri = server.uri();
+    let sid = initialize(&client, &uri, "2025-11-25").await;
+    let response = client.request(tcp::get(&uri, &sid, None)).await.unwrap();
+    let mut get = Sse::new(response);
+    flood(&client, &uri, &sid, 1, 1).await;
+    let event = get.next().await.unwrap();
+    assert_eq!(flood_index(&event), 0);
+    // Without a store no event carries an id: there is nothing to resume from.
+    assert!(event.id.is_none());
+    drop(get);
+    // Sent while no GET reads: kept for the next one (S10, within S22's bound).
+    flood(&client, &uri, &sid, 2, 1).await;
+    // A Last-Event-ID is refused, saying why: visible, not an empty stream.
+    let response = client
+        .request(tcp::get(&uri, &sid, Some("0_1")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body = String::from_utf8_lossy(&tcp::body_bytes(response).await).into_owned();
+    assert!(body.contains("keeps no events"), "{body}");
+    // A fresh GET gets what was kept.
+    let response = client.request(tcp::get(&uri, &sid, None)).await.unwrap();
+    let mut get = Sse::new(response);
+    assert_eq!(flood_index(&get.next().await.unwrap()), 0);
+}

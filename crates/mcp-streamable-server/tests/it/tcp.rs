@@ -124,6 +124,26 @@ impl Sse {
     pub(crate) fn last_event_id(&self) -> &str {
         self.scanner.last_event_id()
     }
+
+    /// Reads until an event id is known (a priming event's, say); returns it. Bounded in time.
+    pub(crate) async fn until_id(&mut self) -> String {
+        use http_body_util::BodyExt;
+        let deadline = tokio::time::Instant::now() + crate::harness::WAIT;
+        while self.scanner.last_event_id().is_empty() {
+            while self.scanner.next_event().unwrap().is_some() {}
+            if !self.scanner.last_event_id().is_empty() {
+                break;
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame())
+                .await
+                .expect("a frame in time")
+                .expect("an event id before the end");
+            if let Ok(data) = frame.expect("the body reads").into_data() {
+                self.scanner.feed(&data);
+            }
+        }
+        self.scanner.last_event_id().to_owned()
+    }
 }
 
 /// Reads a whole body.
