@@ -137,15 +137,15 @@ mod protocol;
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_MAX_TOTAL_INCOMING_BYTES,
-    DEFAULT_RETRY, Eras, Mode,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_MAX_TOTAL_BUFFERED_BYTES,
+    DEFAULT_MAX_TOTAL_INCOMING_BYTES, DEFAULT_RETRY, Eras, Mode,
 };
 pub use crate::core::connection::{ServerConnection, ServerSender};
 pub use crate::core::event_store::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
     ReplayError, StoreError, StoreFuture, StoredEvent,
 };
-pub use crate::core::owner::SessionOwner;
+pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
 pub use crate::http::response_body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;

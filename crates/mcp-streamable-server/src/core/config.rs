@@ -23,6 +23,10 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// session is ended to make room; if none is idle, `initialize` is answered 503.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
+/// The most sessions one client may hold at once: 1,000 (S18). See
+/// [`Config::max_sessions_per_client`].
+pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 1_000;
+
 /// How often an idle SSE stream gets a comment: every 15 seconds (S15).
 ///
 /// Proxies and load balancers commonly drop connections silent for 30 to 60 seconds.
@@ -133,6 +137,7 @@ pub struct Config {
     pub(crate) max_batch_messages: usize,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_client: usize,
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) max_buffered_bytes: usize,
     pub(crate) max_total_buffered_bytes: usize,
@@ -157,6 +162,7 @@ impl Default for Config {
             max_batch_messages: DEFAULT_MAX_BATCH_MESSAGES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
             max_total_buffered_bytes: DEFAULT_MAX_TOTAL_BUFFERED_BYTES,
@@ -183,6 +189,7 @@ impl fmt::Debug for Config {
             .field("max_batch_messages", &self.max_batch_messages)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_client", &self.max_sessions_per_client)
             .field("keep_alive", &self.keep_alive)
             .field("max_buffered_bytes", &self.max_buffered_bytes)
             .field("max_total_buffered_bytes", &self.max_total_buffered_bytes)
@@ -274,9 +281,26 @@ impl Config {
         self
     }
 
-    /// The most sessions at once (S18). Default: [`DEFAULT_MAX_SESSIONS`].
+    /// The most sessions at once (S18), the backstop of [`max_sessions_per_client`](Self::max_sessions_per_client):
+    /// at the cap, a new session evicts the least recently used idle session of the client
+    /// holding the most, so that one client's flood of `initialize` empties its own sessions,
+    /// not everyone else's. Default: [`DEFAULT_MAX_SESSIONS`].
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max.max(1);
+        self
+    }
+
+    /// The most sessions one client may hold at once (S18). A client is the session's
+    /// [`SessionOwner`](crate::SessionOwner) (or verified principal, feature `auth`) when a layer in
+    /// front said who calls, else the IP address of its connection when a
+    /// [`PeerAddr`](crate::PeerAddr) is in the request's extensions (the crate's `serve` puts it
+    /// there); sessions of unknown clients count against the global cap only. At this
+    /// cap, a client's new session evicts its own least recently used idle session, or is
+    /// refused with 503 if none is idle. Behind a reverse proxy every client has the proxy's
+    /// address: put the forwarded one in `PeerAddr` instead, or raise this.
+    /// Default: [`DEFAULT_MAX_SESSIONS_PER_CLIENT`].
+    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = max.max(1);
         self
     }
 

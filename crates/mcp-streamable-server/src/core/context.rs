@@ -58,9 +58,91 @@ impl Context {
     }
 }
 
+/// The session caps (S18).
+#[derive(Clone, Copy)]
+pub(crate) struct Caps {
+    pub(crate) total: usize,
+    pub(crate) per_client: usize,
+}
+
+/// The sessions by id, and how many each known client holds.
+#[derive(Default)]
+struct Table {
+    by_id: HashMap<Arc<str>, Arc<Session>>,
+    per_client: HashMap<Arc<str>, usize>,
+}
+
+impl Table {
+    fn add(&mut self, session: Arc<Session>) {
+        if let Some(client) = &session.client {
+            *self.per_client.entry(Arc::clone(client)).or_default() += 1;
+        }
+        self.by_id.insert(Arc::clone(&session.id), session);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<Session>> {
+        let session = self.by_id.remove(id)?;
+        if let Some(client) = &session.client
+            && let Some(n) = self.per_client.get_mut(client)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.per_client.remove(client);
+            }
+        }
+        Some(session)
+    }
+
+    fn held_by(&self, client: &str) -> usize {
+        self.per_client.get(client).copied().unwrap_or(0)
+    }
+
+    /// The least recently used idle session of `client` (of anyone for `None`).
+    fn lru_idle(&self, client: Option<&Arc<str>>) -> Option<Arc<Session>> {
+        self.by_id
+            .values()
+            .filter(|s| client.is_none() || s.client.as_ref() == client)
+            .filter(|s| s.is_idle())
+            .min_by_key(|s| s.last_active_ms())
+            .cloned()
+    }
+
+    /// Who gives way to `session` at a cap: `Ok(None)` when no cap is reached; else the least
+    /// recently used idle session of its own client at the per-client cap, or at the total cap
+    /// the client holding the most sessions' (anyone's, if that one has none idle).
+    fn victim_for(&self, session: &Session, caps: Caps) -> Result<Option<Arc<Session>>, Error> {
+        if let Some(client) = &session.client
+            && self.held_by(client) >= caps.per_client
+        {
+            return self
+                .lru_idle(Some(client))
+                .map(Some)
+                .ok_or(Error::TooManySessionsForClient(caps.per_client));
+        }
+        if self.by_id.len() < caps.total {
+            return Ok(None);
+        }
+        // The requester itself when it holds as many as anyone: ties go against it.
+        let own = session.client.as_ref().map(|c| (c, self.held_by(c)));
+        let largest = self
+            .per_client
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(c, n)| match own {
+                Some((own, held)) if held >= *n => own,
+                _ => c,
+            });
+        largest
+            .and_then(|c| self.lru_idle(Some(c)))
+            .or_else(|| self.lru_idle(None))
+            .map(Some)
+            .ok_or(Error::TooManySessions)
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Sessions {
-    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    sessions: Mutex<Table>,
     /// Stateless mode's sessions, one per POST in flight, by address: they have no id, and are
     /// here only so that shutdown can wait for them and end them (S23).
     transient: Mutex<HashMap<usize, Arc<Session>>>,
@@ -70,7 +152,7 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Session>>> {
+    fn lock(&self) -> MutexGuard<'_, Table> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -94,7 +176,7 @@ impl Sessions {
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        self.lock().get(id).cloned()
+        self.lock().by_id.get(id).cloned()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -102,40 +184,34 @@ impl Sessions {
     }
 
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
-        self.lock().values().cloned().collect()
+        self.lock().by_id.values().cloned().collect()
     }
 
     pub(crate) fn remove(&self, session: &Session) {
         if session.is_transient() {
             self.transient().remove(&address(session));
         } else {
-            let mut map = self.lock();
-            map.remove(&session.id);
-            self.live.store(map.len(), Ordering::Relaxed);
+            let mut table = self.lock();
+            table.remove(&session.id);
+            self.live.store(table.by_id.len(), Ordering::Relaxed);
         }
     }
 
-    /// Adds `session` if the cap allows, after evicting the least recently used idle session
-    /// when it is full; the evicted one is returned to be closed. `Err` when full of busy ones.
+    /// Adds `session` if the caps allow, after evicting the session that gives way to it
+    /// (`Table::victim_for`), which is returned to be closed; an error when a cap is reached
+    /// and no session that could give way is idle.
     pub(crate) fn insert(
         &self,
         session: Arc<Session>,
-        max: usize,
-    ) -> Result<Option<Arc<Session>>, ()> {
-        let mut map = self.lock();
-        let mut evicted = None;
-        if map.len() >= max {
-            let victim = map
-                .values()
-                .filter(|s| s.is_idle())
-                .min_by_key(|s| s.last_active_ms())
-                .cloned()
-                .ok_or(())?;
-            map.remove(&victim.id);
-            evicted = Some(victim);
+        caps: Caps,
+    ) -> Result<Option<Arc<Session>>, Error> {
+        let mut table = self.lock();
+        let evicted = table.victim_for(&session, caps)?;
+        if let Some(victim) = &evicted {
+            table.remove(&victim.id);
         }
-        map.insert(Arc::clone(&session.id), session);
-        self.live.store(map.len(), Ordering::Relaxed);
+        table.add(session);
+        self.live.store(table.by_id.len(), Ordering::Relaxed);
         Ok(evicted)
     }
 

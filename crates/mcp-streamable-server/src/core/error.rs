@@ -14,6 +14,8 @@ pub(crate) enum Error {
     ShuttingDown(&'static str),
     /// The session cap is reached and no session is idle (S18).
     TooManySessions,
+    /// The client's cap of sessions (this many) is reached and none of its sessions is idle.
+    TooManySessionsForClient(usize),
     /// The applications hold this many bytes of unread client messages, past the server-wide
     /// budget (S22).
     InboundFull(usize),

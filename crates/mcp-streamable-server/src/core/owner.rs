@@ -1,4 +1,5 @@
-//! Who a session belongs to, as an upstream layer established it.
+//! Who a session belongs to, as an upstream layer established it, and where a request came
+//! from.
 
 use std::fmt;
 use std::sync::Arc;
@@ -87,3 +88,18 @@ impl fmt::Debug for SessionOwner {
         f.debug_tuple("SessionOwner").field(&&*self.0).finish()
     }
 }
+
+/// The address of the client's end of the connection a request came on, in the request's
+/// extensions: what tells clients apart for [`Config::max_sessions_per_client`](crate::Config::max_sessions_per_client)
+/// when no [`SessionOwner`] says who calls. The crate's `serve` inserts it; with another
+/// server, insert it yourself (behind a reverse proxy, the forwarded address).
+///
+/// ```
+/// use mcp_streamable_server::PeerAddr;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(PeerAddr("192.0.2.7:51234".parse().unwrap()));
+/// # let _ = request;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PeerAddr(pub std::net::SocketAddr);

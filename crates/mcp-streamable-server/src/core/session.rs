@@ -27,6 +27,9 @@ pub(crate) struct Session {
     /// Who started the session, when an upstream layer said (`SessionOwner`): requests of
     /// anyone else do not find it.
     pub(crate) owner: Option<Arc<str>>,
+    /// The client it counts against for the per-client cap (S18): its owner, else its
+    /// connection's IP address, when known.
+    pub(crate) client: Option<Arc<str>>,
     pub(crate) ctx: Arc<Context>,
     /// Where events are kept for resumption: the configured store, except in stateless mode,
     /// where no session outlives its POST and nothing can be resumed (S20).
@@ -72,6 +75,7 @@ impl Session {
         incoming: Incoming,
         lifetime: Lifetime,
         owner: Option<Arc<str>>,
+        client: Option<Arc<str>>,
     ) -> Arc<Session> {
         let stateless = lifetime != Lifetime::Session;
         let version = match lifetime {
@@ -97,6 +101,7 @@ impl Session {
             id,
             id_header,
             owner,
+            client,
             ctx,
             store,
             state: Mutex::new(State::new(version, incoming, budget)),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::core::connection::ServerConnection;
-use crate::core::context::Context;
+use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
 use crate::core::owner::SessionOwner;
 use crate::core::session::{Ending, Lifetime, Session};
@@ -20,23 +20,21 @@ impl Context {
     pub(crate) async fn start_session(
         self: &Arc<Self>,
         owner: Option<&SessionOwner>,
+        client: Option<Arc<str>>,
         initialize: Bytes,
     ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new sessions")?;
         let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
         let owner = owner.map(|o| Arc::clone(o.key()));
-        let session = Session::new(id, Arc::clone(self), tx, Lifetime::Session, owner);
-        match self
-            .sessions
-            .insert(Arc::clone(&session), self.config.max_sessions)
-        {
-            Ok(Some(evicted)) => {
-                tracing::debug!(parent: &evicted.span, "evicted: the session cap was reached and it was the least recently used");
-                evicted.close(Ending::Abort).await;
-            }
-            Ok(None) => {}
-            Err(()) => return Err(Error::TooManySessions),
+        let session = Session::new(id, Arc::clone(self), tx, Lifetime::Session, owner, client);
+        let caps = Caps {
+            total: self.config.max_sessions,
+            per_client: self.config.max_sessions_per_client,
+        };
+        if let Some(evicted) = self.sessions.insert(Arc::clone(&session), caps)? {
+            tracing::debug!(parent: &evicted.span, "evicted: a session cap was reached and it was the least recently used idle session of the client holding the most");
+            evicted.close(Ending::Abort).await;
         }
         if let Some(store) = &self.config.session_store {
             let owner = session.owner.as_deref().map(str::to_owned);
@@ -62,7 +60,7 @@ impl Context {
     ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new requests")?;
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
-        let session = Session::new(Arc::from(""), Arc::clone(self), tx, lifetime, None);
+        let session = Session::new(Arc::from(""), Arc::clone(self), tx, lifetime, None, None);
         self.sessions.insert_transient(&session);
         let connection = ServerConnection::new(rx, Arc::clone(&session));
         Ok((session, connection))

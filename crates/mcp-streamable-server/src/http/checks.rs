@@ -3,7 +3,7 @@
 
 use http::HeaderMap;
 
-use crate::core::owner::SessionOwner;
+use crate::core::owner::{PeerAddr, SessionOwner};
 use crate::http::error::Reject;
 use crate::protocol::{
     MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, SUPPORTED_VERSIONS, accept,
@@ -35,6 +35,20 @@ pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
         )),
         Ok(id) => Ok(id),
     }
+}
+
+/// The client a new session counts against (S18): its owner when known, else the IP address of
+/// the connection (`PeerAddr`), else none. Prefixed, so that an owner never counts as an
+/// address.
+pub(crate) fn client(
+    parts: &http::request::Parts,
+    owner: Option<&SessionOwner>,
+) -> Option<std::sync::Arc<str>> {
+    if let Some(owner) = owner {
+        return Some(format!("owner {}", owner.as_str()).into());
+    }
+    let peer = parts.extensions.get::<PeerAddr>()?;
+    Some(format!("ip {}", peer.0.ip()).into())
 }
 
 /// Who makes the request, as a layer in front of the service put it in the extensions: a

@@ -134,6 +134,13 @@ impl Reject {
                 Kind::Unavailable,
                 "too many sessions, none of them idle; try again later",
             ),
+            Error::TooManySessionsForClient(cap) => Reject::new(
+                Kind::Unavailable,
+                format!(
+                    "this client holds {cap} sessions, its cap, none of them idle; end one \
+                     (DELETE) or try again later"
+                ),
+            ),
             Error::InboundFull(held) => Reject::new(
                 Kind::Unavailable,
                 format!(

@@ -180,7 +180,11 @@ async fn start_session(
         None => Bytes::new(),
     };
     let owner = owner(&parts);
-    let (session, connection) = server.ctx.start_session(owner.as_ref(), record).await?;
+    let client = checks::client(&parts, owner.as_ref());
+    let (session, connection) = server
+        .ctx
+        .start_session(owner.as_ref(), client, record)
+        .await?;
     let request = server.start(connection, parts, session.span.clone());
     let posted = Posted::new(request, body, charge);
     let mut response = serve(&session, posted, version, requested, OnEnd::Keep)

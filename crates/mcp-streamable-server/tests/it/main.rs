@@ -19,6 +19,7 @@ mod request_parts;
 mod resume;
 mod routing;
 mod rows_post;
+mod session_caps;
 mod session_store;
 mod shutdown;
 mod smoke;
