@@ -18,6 +18,12 @@ mod over_tcp;
 mod resume;
 mod routing;
 mod rows_post;
+#[cfg(feature = "serve")]
+mod serve;
+#[cfg(feature = "serve")]
+mod serve_h2;
+#[cfg(feature = "serve")]
+mod serve_shutdown;
 mod session_store;
 mod shutdown;
 mod smoke;
