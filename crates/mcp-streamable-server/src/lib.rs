@@ -96,8 +96,8 @@
 //! cap, HTTP/1.1 and HTTP/2 with a per-connection request budget against paced rapid resets,
 //! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
 //! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
-//! returns while a client holds a GET stream open. The [`serve`] module says what each limit
-//! does and why its default is what it is.
+//! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
+//! each limit does and why its default is what it is.
 //!
 //! # How it is built
 //!
