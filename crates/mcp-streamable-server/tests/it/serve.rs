@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_streamable_server::serve::{
-    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, Options,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Options,
 };
 use mcp_streamable_server::{Config, StreamableHttpService};
 use serde_json::json;
@@ -86,7 +86,12 @@ pub(crate) async fn good_session(uri: &str) {
 /// Connects and writes `bytes` one a second; returns everything the server wrote once it
 /// closed the connection. Panics if the server keeps it open past the last byte and `WAIT`.
 async fn trickle(addr: SocketAddr, bytes: Vec<u8>) -> Vec<u8> {
-    let (mut read, mut write) = TcpStream::connect(addr).await.unwrap().into_split();
+    trickle_on(TcpStream::connect(addr).await.unwrap(), bytes).await
+}
+
+/// `trickle` on a connection already open.
+async fn trickle_on(tcp: TcpStream, bytes: Vec<u8>) -> Vec<u8> {
+    let (mut read, mut write) = tcp.into_split();
     let mut heard = Vec::new();
     let mut buf = [0u8; 1024];
     let mut next = bytes.into_iter();
@@ -212,6 +217,32 @@ async fn s24_idle_keep_alive_connections_are_closed() {
     assert!(read.is_ok(), "an idle kept-alive connection is still open");
     let heard = String::from_utf8(heard).unwrap();
     assert!(heard.starts_with("HTTP/1.1 404 "), "{heard}");
+    good_session(&server.uri()).await;
+    server.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn s24_a_slow_head_on_a_kept_alive_connection_is_closed() {
+    let server = start(Options::default().path("/mcp")).await;
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"GET /other HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = [0u8; 512];
+    let mut heard = 0;
+    // Bounded: each read takes at least a byte of one short answer.
+    while !answer[..heard].ends_with(b"not found\n") {
+        let n = tcp.read(&mut answer[heard..]).await.unwrap();
+        assert!(n > 0, "closed before the first answer");
+        heard += n;
+    }
+    // The next head trickles: the header read timeout (10 s) closes it, long before the idle
+    // timeout (60 s) would: the head and the final wait together take less.
+    let head = b"GET / HTTP/1.1\r\nx: y\r\n".to_vec();
+    assert!(head.len() as u64 + WAIT.as_secs() < DEFAULT_IDLE_TIMEOUT.as_secs());
+    let during = tokio::spawn(trickle_on(tcp, head));
+    good_session(&server.uri()).await;
+    assert_eq!(during.await.unwrap(), b"");
     good_session(&server.uri()).await;
     server.stop().await;
 }
