@@ -2,11 +2,13 @@
 
 use std::time::Duration;
 
-/// How long a client has to send a request's head: from accepting the connection to the end
-/// of the first request's headers, and from the end of a response to the end of the next
-/// request's headers on HTTP/1.1. Real clients send a head in one write; ten seconds is ample
-/// over a slow mobile link, and a connection that trickles its headers (or sends nothing) is
-/// let go.
+/// How long a client has to send a request's head. It runs twice for a new connection: once
+/// for its first bytes (up to the 24 of the HTTP/2 preface, which tell the protocol), then
+/// for the rest of the first head (HTTP/1.1) or the first request (HTTP/2), so a trickled
+/// first head is closed within twice this at most; on HTTP/1.1 it runs again from the end of
+/// each response to the end of the next head. Real clients send a head in one write; ten
+/// seconds is ample over a slow mobile link, and a connection that trickles its headers (or
+/// sends nothing) is let go.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a client has to send a request's whole body, from the end of its head. MCP bodies
