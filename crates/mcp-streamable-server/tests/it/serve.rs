@@ -1,7 +1,10 @@
 //! S24: `serve` against hostile connections (the cases of the issue that asked for it: slow
 //! headers, slow bodies, silent connections, idle keep-alive, the connection cap), each while
 //! a good session is served, and after. Paused time: the timeouts are the defaults, and the
-//! clients trickle a byte a second on tokio's clock.
+//! clients trickle a byte a second on tokio's clock. Bursts stay at about a hundred connections:
+//! with a few hundred at once, the paused clock was seen to jump ahead while the server was still
+//! accepting them, so that clients gave up before they were accepted. The issue's full sizes
+//! were measured in real time against the echo server instead.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -142,46 +145,61 @@ async fn s24_slow_headers_are_closed_without_an_answer() {
     server.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn s24_slow_bodies_are_answered_408_and_closed() {
-    let server = start(Options::default()).await;
+/// A POST whose head comes in one write and whose body (longer in bytes than the body read
+/// timeout in seconds) then trickles a byte a second; returns what the server wrote before it
+/// closed the connection.
+async fn slow_body(addr: SocketAddr) -> String {
     let body = initialize_body(0, "2025-06-18");
-    // More bytes than seconds in the body timeout: a byte a second cannot make it.
     assert!(body.len() as u64 > DEFAULT_BODY_READ_TIMEOUT.as_secs());
     let head = format!(
         "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json, text/event-stream\r\n\
          content-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
     );
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    String::from_utf8(trickle_on(tcp, body.into_bytes()).await).unwrap()
+}
+
+fn assert_408(heard: &str) {
+    assert!(heard.starts_with("HTTP/1.1 408 "), "{heard}");
+    assert!(heard.contains("did not arrive in time"), "{heard}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn s24_slow_bodies_are_answered_408_and_closed() {
+    let server = start(Options::default()).await;
     let clients: Vec<_> = (0..10)
-        .map(|_| {
-            let (addr, head, body) = (server.addr, head.clone(), body.clone());
-            tokio::spawn(async move {
-                let mut tcp = TcpStream::connect(addr).await.unwrap();
-                tcp.write_all(head.as_bytes()).await.unwrap();
-                // The head in one write, then the body a byte a second, on the same socket.
-                let (mut read, mut write) = tcp.into_split();
-                let writer = tokio::spawn(async move {
-                    for byte in body.into_bytes() {
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        if write.write_all(&[byte]).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-                let mut heard = Vec::new();
-                let read = tokio::time::timeout(WAIT * 2, read.read_to_end(&mut heard)).await;
-                writer.abort();
-                assert!(read.is_ok(), "the server still holds a trickling body");
-                heard
-            })
-        })
+        .map(|_| tokio::spawn(slow_body(server.addr)))
         .collect();
     good_session(&server.uri()).await;
     for client in clients {
-        let heard = String::from_utf8(client.await.unwrap()).unwrap();
-        assert!(heard.starts_with("HTTP/1.1 408 "), "{heard}");
-        assert!(heard.contains("did not arrive in time"), "{heard}");
+        assert_408(&client.await.unwrap());
+    }
+    good_session(&server.uri()).await;
+    server.stop().await;
+}
+
+/// The issue's mix at once (at a tenth of its size, or less): silent connections, slow heads
+/// and slow bodies, all let go, while good sessions are served.
+#[tokio::test(start_paused = true)]
+async fn s24_the_issue_s_mix_at_once_is_let_go_while_good_sessions_are_served() {
+    let server = start(Options::default()).await;
+    let addr = server.addr;
+    let silent: Vec<_> = (0..100)
+        .map(|_| tokio::spawn(trickle(addr, Vec::new())))
+        .collect();
+    let heads: Vec<_> = (0..20)
+        .map(|_| tokio::spawn(trickle(addr, slow_head())))
+        .collect();
+    let bodies: Vec<_> = (0..4).map(|_| tokio::spawn(slow_body(addr))).collect();
+    good_session(&server.uri()).await;
+    for client in silent.into_iter().chain(heads) {
+        assert_eq!(client.await.unwrap(), b"");
+    }
+    good_session(&server.uri()).await;
+    for client in bodies {
+        assert_408(&client.await.unwrap());
     }
     good_session(&server.uri()).await;
     server.stop().await;
@@ -190,7 +208,7 @@ async fn s24_slow_bodies_are_answered_408_and_closed() {
 #[tokio::test(start_paused = true)]
 async fn s24_silent_connections_are_closed() {
     let server = start(Options::default()).await;
-    let silent: Vec<_> = (0..200)
+    let silent: Vec<_> = (0..100)
         .map(|_| tokio::spawn(trickle(server.addr, Vec::new())))
         .collect();
     good_session(&server.uri()).await;
@@ -212,10 +230,14 @@ async fn s24_idle_keep_alive_connections_are_closed() {
     tcp.write_all(b"GET /other HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         .await
         .unwrap();
-    let mut heard = Vec::new();
-    let read = tokio::time::timeout(WAIT * 4, tcp.read_to_end(&mut heard)).await;
-    assert!(read.is_ok(), "an idle kept-alive connection is still open");
-    let heard = String::from_utf8(heard).unwrap();
+    let idle = tokio::spawn(async move {
+        let mut heard = Vec::new();
+        let read = tokio::time::timeout(WAIT * 4, tcp.read_to_end(&mut heard)).await;
+        assert!(read.is_ok(), "an idle kept-alive connection is still open");
+        String::from_utf8(heard).unwrap()
+    });
+    good_session(&server.uri()).await;
+    let heard = idle.await.unwrap();
     assert!(heard.starts_with("HTTP/1.1 404 "), "{heard}");
     good_session(&server.uri()).await;
     server.stop().await;

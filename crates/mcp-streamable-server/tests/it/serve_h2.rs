@@ -128,6 +128,7 @@ async fn s24_idle_http2_connections_are_closed() {
     }
     // Nothing more: the server sends GOAWAY once the idle timeout passed, and the connection
     // ends cleanly.
+    good_session(&server.uri()).await;
     let ended = tokio::time::timeout(WAIT * 4, connection).await;
     assert!(ended.is_ok(), "an idle HTTP/2 connection is still open");
     ended.unwrap().unwrap().unwrap();
