@@ -21,8 +21,12 @@
 //! Streams are resumable (an in-memory event store): a client that loses a stream resumes it
 //! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--host`, which
 //! may repeat) besides loopback ones, against DNS rebinding; behind a reverse proxy, list the
-//! public name. Ctrl-C shuts down gracefully: sessions end, streams close, requests in flight
-//! get `SHUTDOWN_GRACE`, then axum drains the connections.
+//! public name. Ctrl-C shuts down gracefully through `serve::shutdown_signal`: sessions end,
+//! streams close, requests in flight get `SHUTDOWN_GRACE`, then axum drains the connections.
+//!
+//! axum serves with hyper's defaults: no header or body read timeout, no connection cap. The
+//! other example servers use the server crate's `serve`, which sets them; behind axum, a
+//! reverse proxy in front is where they go.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,6 +41,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mcp_streamable_http::http::{HeaderValue, StatusCode, header};
 use mcp_streamable_http::rmcp_adapter;
+use mcp_streamable_http::server::serve::shutdown_signal;
 use mcp_streamable_http::server::{AllowList, Config, InMemoryEventStore, StreamableHttpService};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -185,14 +190,16 @@ async fn main() -> anyhow::Result<()> {
 
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("shutting down");
+    };
+    // axum's graceful shutdown waits for every connection to finish, and a connection holding
+    // an SSE stream (a client's standalone GET stream) never does by itself: with `ctrl_c`
+    // alone it would wait forever. `shutdown_signal` first ends the MCP sessions and their
+    // streams, then lets axum stop accepting and drain the rest.
     axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            eprintln!("shutting down");
-            // First the MCP sessions and their long-lived streams, which would otherwise keep
-            // their connections open; then axum stops accepting and drains the rest.
-            mcp.shutdown(SHUTDOWN_GRACE).await;
-        })
+        .with_graceful_shutdown(shutdown_signal(mcp, SHUTDOWN_GRACE, ctrl_c))
         .await?;
     Ok(())
 }

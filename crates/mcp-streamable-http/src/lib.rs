@@ -6,7 +6,9 @@ pub use mcp_jsonrpc as jsonrpc;
 pub use mcp_sse as sse;
 pub use mcp_transport as transport;
 
-/// The Streamable HTTP server (feature `server`).
+/// The Streamable HTTP server (feature `server`), with `server::serve`, its accept loop with
+/// production defaults (timeouts, a connection cap, graceful shutdown), and
+/// `server::serve::shutdown_signal` for axum's graceful shutdown.
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub use mcp_streamable_server as server;

@@ -89,17 +89,29 @@
 //! (2025-03-26) holds at most [`Config::max_batch_messages`] messages.
 //! [`StreamableHttpService::buffered_bytes`] tells what the sessions hold.
 //!
+//! # Serving (feature `serve`)
+//!
+//! [`serve::Options::serve`] (or [`serve()`], with the defaults) is the one way to serve the
+//! service over TCP with production defaults: header, body and idle timeouts, a connection
+//! cap, HTTP/1.1 and HTTP/2 with a per-connection request budget against paced rapid resets,
+//! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
+//! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
+//! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
+//! each limit does and why its default is what it is.
+//!
 //! # How it is built
 //!
 //! The modules form layers, top to bottom. A module imports from its own layer and the ones
 //! below it, never from one above, and the imports between files form no circle of more than
 //! two; a tidy test (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
 //!
-//! 1. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
+//! 1. `serve`: serving over TCP (feature `serve`): the accept loop, the connection cap, each
+//!    connection's timeouts and request budget, graceful shutdown.
+//! 2. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
 //!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses.
-//! 2. `core`: the session core, which knows nothing of HTTP requests and responses: the
+//! 3. `core`: the session core, which knows nothing of HTTP requests and responses: the
 //!    sessions and their state machine, readers, the stores, the application's connection.
-//! 3. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
+//! 4. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
 //!    `initialize` and of the per-request `_meta`.
 //!
 //! # Authorization (feature `auth`)
@@ -133,6 +145,9 @@
 mod core;
 mod http;
 mod protocol;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
+pub mod serve;
 
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
@@ -153,3 +168,6 @@ pub use crate::protocol::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, MODERN_VERSIONS,
     ProtocolVersion, SUPPORTED_VERSIONS, codes,
 };
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
+pub use crate::serve::serve;

@@ -21,6 +21,8 @@ pub(crate) enum Kind {
     UnsupportedMediaType,
     /// S3: the body is over the limit.
     PayloadTooLarge,
+    /// S24: the body did not arrive in time (a read timeout of the server around the service).
+    RequestTimeout,
     /// S17: `Origin` or `Host` is not allowed.
     Forbidden,
     /// S7, S16: no session with that id.
@@ -114,6 +116,7 @@ impl Reject {
             Kind::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Kind::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Kind::Forbidden => StatusCode::FORBIDDEN,
             Kind::SessionNotFound | Kind::MethodNotFound => StatusCode::NOT_FOUND,
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

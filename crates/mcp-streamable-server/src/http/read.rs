@@ -8,6 +8,22 @@ use crate::http::error::{Kind, Reject};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Whether a body failed because a read timeout around the service gave up on it (S24): an
+/// `io::ErrorKind::TimedOut` error, as hyper and `serve` report one, found in the source chain.
+fn timed_out(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(err) = cause {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cause = err.source();
+    }
+    false
+}
+
 /// Reads the body, never buffering more than `limit` bytes (S3).
 pub(crate) async fn read_body<B>(
     headers: &http::HeaderMap,
@@ -35,6 +51,8 @@ where
     let failed = |err: BoxError| {
         if err.downcast_ref::<LengthLimitError>().is_some() {
             too_large()
+        } else if timed_out(&*err) {
+            Reject::new(Kind::RequestTimeout, "the body did not arrive in time")
         } else {
             Reject::bad_request(format!("could not read the body: {err}"))
         }

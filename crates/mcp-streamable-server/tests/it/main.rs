@@ -19,6 +19,12 @@ mod request_parts;
 mod resume;
 mod routing;
 mod rows_post;
+#[cfg(feature = "serve")]
+mod serve;
+#[cfg(feature = "serve")]
+mod serve_h2;
+#[cfg(feature = "serve")]
+mod serve_shutdown;
 mod session_caps;
 mod session_store;
 mod shutdown;

@@ -122,3 +122,37 @@ async fn s18_an_owner_is_one_client_whatever_its_addresses() {
         StatusCode::OK
     );
 }
+
+/// `serve` tells clients apart by their connection's address: three sessions from loopback
+/// with a cap of two per client leave two, the first evicted.
+#[cfg(feature = "serve")]
+#[tokio::test]
+async fn s18_serve_puts_the_peer_address_in_each_request() {
+    let service = service(Config::default().max_sessions_per_client(2));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(mcp_streamable_server::serve::Options::default().serve(
+        listener,
+        service.clone(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let client = crate::tcp::client();
+    for _ in 0..3 {
+        let response = client
+            .request(crate::tcp::post(
+                &uri,
+                None,
+                initialize_body(0, "2025-06-18"),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        crate::tcp::body_bytes(response).await;
+    }
+    assert_eq!(service.session_count(), 2);
+    let _ = stop.send(());
+    tokio::time::timeout(WAIT, served).await.unwrap().unwrap();
+}

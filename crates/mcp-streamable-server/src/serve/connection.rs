@@ -1,0 +1,162 @@
+//! One accepted connection, from its first byte to its close: the protocol it speaks, hyper's
+//! builders with the limits set, and the task that closes it when idle, over its budget, or
+//! shutting down.
+
+use std::sync::Arc;
+
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::core::owner::PeerAddr;
+use crate::http::service::StreamableHttpService;
+use crate::serve::guard::Guard;
+use crate::serve::options::Options;
+use crate::serve::sniff::{Prefixed, Version, sniff};
+use crate::serve::watch::{Watch, remaining};
+
+type Io = TokioIo<Prefixed<TcpStream>>;
+
+/// Serves one connection until it ends, is closed, or shutdown (`stop` turning `true`) has
+/// let it finish what it had in flight.
+pub(crate) async fn serve_connection(
+    tcp: TcpStream,
+    peer: PeerAddr,
+    service: StreamableHttpService,
+    options: Arc<Options>,
+    stop: watch::Receiver<bool>,
+) {
+    if let Err(err) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %err, "could not set TCP_NODELAY");
+    }
+    let deadline = Instant::now() + options.header_read_timeout;
+    let Some((version, io)) = sniff(tcp, deadline).await else {
+        tracing::debug!("a connection sent no request in time, or closed");
+        return;
+    };
+    let watch = Arc::new(Watch::new(options.max_request_rate));
+    let guard = Guard {
+        peer,
+        service,
+        options: Arc::clone(&options),
+        watch: Arc::clone(&watch),
+    };
+    let io = TokioIo::new(io);
+    match version {
+        Version::H1 => drive(h1(&options, io, guard), &watch, &options, stop).await,
+        Version::H2 => drive(h2(&options, io, guard), &watch, &options, stop).await,
+    }
+}
+
+fn h1(options: &Options, io: Io, guard: Guard) -> http1::Connection<Io, Guard> {
+    http1::Builder::new()
+        // Without a timer, hyper's header read timeout does nothing.
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
+        .keep_alive(true)
+        .serve_connection(io, guard)
+}
+
+fn h2(options: &Options, io: Io, guard: Guard) -> http2::Connection<Io, Guard, TokioExecutor> {
+    http2::Builder::new(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(options.h2_max_concurrent_streams)
+        .max_pending_accept_reset_streams(options.h2_max_pending_accept_reset_streams)
+        .max_local_error_reset_streams(options.h2_max_local_error_reset_streams)
+        .keep_alive_interval(options.h2_keep_alive)
+        .keep_alive_timeout(options.h2_keep_alive)
+        .serve_connection(io, guard)
+}
+
+/// A hyper connection that can be asked to finish what it has in flight and close.
+trait Graceful: Future<Output = hyper::Result<()>> {
+    fn graceful(self: std::pin::Pin<&mut Self>);
+}
+
+impl Graceful for http1::Connection<Io, Guard> {
+    fn graceful(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl Graceful for http2::Connection<Io, Guard, TokioExecutor> {
+    fn graceful(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// Runs `conn` until it ends. It is asked to close gracefully (HTTP/2: `GOAWAY`) when shutdown
+/// begins, when its peer goes over the request budget, or when it has had nothing in flight
+/// for the idle timeout (the header read timeout until its first request); from then on it
+/// gets the shutdown grace to end by itself before it is dropped.
+async fn drive<C: Graceful>(
+    conn: C,
+    watch: &Watch,
+    options: &Options,
+    mut stop: watch::Receiver<bool>,
+) {
+    let conn = std::pin::pin!(conn);
+    let mut conn = conn;
+    let mut closing: Option<Instant> = None;
+    if *stop.borrow_and_update() {
+        conn.as_mut().graceful();
+        closing = Some(Instant::now() + options.shutdown_grace);
+    }
+    // Bounded: each turn ends the connection, starts closing it (once), or waits for a timer
+    // at least a moment ahead.
+    loop {
+        let wake = closing.unwrap_or_else(|| next_idle_check(watch, options));
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(err) = result {
+                    tracing::debug!(error = %err, "connection ended");
+                }
+                return;
+            }
+            () = watch.changed(), if closing.is_none() => {}
+            _ = stop.changed(), if closing.is_none() => {}
+            () = tokio::time::sleep_until(wake) => {
+                if closing.is_some() {
+                    tracing::debug!("a closing connection did not end in time; dropped");
+                    return;
+                }
+                if !watch.used() && watch.idle_since().is_some() {
+                    tracing::debug!("a connection sent no request in time");
+                    return;
+                }
+            }
+        }
+        if closing.is_none() && must_close(watch, options, *stop.borrow()) {
+            conn.as_mut().graceful();
+            closing = Some(Instant::now() + options.shutdown_grace);
+        }
+    }
+}
+
+/// When to look at the connection's idleness next.
+fn next_idle_check(watch: &Watch, options: &Options) -> Instant {
+    let now = Instant::now();
+    let limit = idle_limit(watch, options);
+    match watch.idle_since() {
+        Some(since) => now + remaining(since, limit, now),
+        None => now + limit,
+    }
+}
+
+fn idle_limit(watch: &Watch, options: &Options) -> std::time::Duration {
+    if watch.used() {
+        options.idle_timeout
+    } else {
+        options.header_read_timeout
+    }
+}
+
+/// Whether the connection is to close now: shutdown, over budget, or idle too long.
+fn must_close(watch: &Watch, options: &Options, stopping: bool) -> bool {
+    let idle = watch.idle_since().is_some_and(|since| {
+        remaining(since, idle_limit(watch, options), Instant::now()).is_zero()
+    });
+    stopping || watch.over_budget() || idle
+}
