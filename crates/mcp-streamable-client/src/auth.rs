@@ -15,10 +15,11 @@ pub type AuthFuture = Pin<Box<dyn Future<Output = Result<Option<HeaderValue>, Bo
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct AuthContext {
-    /// The value the server has just refused with 401, when this call is the retry after a
-    /// 401: the provider should refresh its token rather than return the same one.
+    /// The value the server has just refused with 401 (or 403 `insufficient_scope`), when this
+    /// call is the retry after one: the provider should refresh its token rather than return the
+    /// same one.
     pub refused: Option<HeaderValue>,
-    /// The `WWW-Authenticate` header of that 401 answer, if it had one.
+    /// The `WWW-Authenticate` header of that refusal, if it had one.
     pub challenge: Option<HeaderValue>,
 }
 
@@ -42,10 +43,11 @@ impl fmt::Debug for AuthContext {
 /// Supplies the `Authorization` header, asked before every request the transport makes (C9).
 ///
 /// Return `Ok(None)` to send the request without the header (or with the one set by
-/// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, the
-/// provider is asked once more with [`AuthContext::refused`] set, and the request is sent again
-/// if it returns a different value; a second 401 is the caller's error, with its status and
-/// body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
+/// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, or 403
+/// with `error="insufficient_scope"` in its `WWW-Authenticate` (a step-up: the token lacks a
+/// scope), the provider is asked once more with [`AuthContext::refused`] set, and the request is
+/// sent again if it returns a different value; a second refusal is the caller's error, with its
+/// status and body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
 ///
 /// Closures taking an [`AuthContext`] and returning a future implement it:
 ///

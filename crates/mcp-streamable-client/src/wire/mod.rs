@@ -130,8 +130,8 @@ impl Http {
         })
     }
 
-    /// Makes the request: asks the auth provider for a header, retries once after a 401 with a
-    /// refreshed one, and turns a status other than a success into an error holding the status
+    /// Makes the request: asks the auth provider for a header, retries once after a 401 (or a
+    /// 403 `insufficient_scope`) with a refreshed one, and turns a status other than a success into an error holding the status
     /// and the start of the body (C7, C9).
     pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
         let response = self.exchange(call).await?;
@@ -153,8 +153,7 @@ impl Http {
             let response = tokio::time::timeout(call.timeout, self.send(call, auth.as_ref()))
                 .await
                 .map_err(|_| Error::timeout(call.deadline))??;
-            let status = response.status();
-            if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
+            if refusal_of_authorization(&response) && !refreshed && self.config.auth.is_some() {
                 refreshed = true;
                 let context = AuthContext {
                     refused: auth.clone(),
@@ -354,5 +353,20 @@ mod tls {
                 Ok(builder()?.with_webpki_roots().with_no_client_auth())
             }
         }
+    }
+}
+
+/// Whether the answer refuses the authorization sent, so the provider may offer another: 401,
+/// or 403 with `error="insufficient_scope"` in its challenge, which asks for a token with more
+/// scope (RFC 6750, section 3.1; the MCP authorization spec's step-up).
+fn refusal_of_authorization(response: &Response<Incoming>) -> bool {
+    match response.status() {
+        StatusCode::UNAUTHORIZED => true,
+        StatusCode::FORBIDDEN => response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("insufficient_scope")),
+        _ => false,
     }
 }

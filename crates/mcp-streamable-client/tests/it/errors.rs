@@ -197,6 +197,58 @@ async fn c9_a_second_401_surfaces_with_status_and_body() {
 }
 
 #[tokio::test]
+async fn c9_a_403_insufficient_scope_is_a_step_up_and_another_403_is_not() {
+    let server = Fake::start(|req| async move {
+        let challenge = match req.header("authorization") {
+            Some("Bearer wide") => return fake::standard(&req),
+            Some("Bearer narrow") => "Bearer error=\"insufficient_scope\", scope=\"write\"",
+            _ => "Bearer error=\"invalid_token\"",
+        };
+        let mut response = fake::status(403, "forbidden");
+        response
+            .headers_mut()
+            .insert("www-authenticate", HeaderValue::from_static(challenge));
+        response
+    })
+    .await;
+    let contexts = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let provider = |first: &'static str, contexts: Arc<Mutex<Vec<AuthContext>>>| {
+        move |ctx: AuthContext| {
+            contexts.lock().unwrap().push(ctx.clone());
+            let token = if ctx.is_retry() { "wide" } else { first };
+            async move { Ok::<_, BoxError>(Some(HeaderValue::from_str(&format!("Bearer {token}"))?)) }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider("narrow", contexts.clone()))).await;
+    send(&conn, initialize(1)).await.unwrap();
+    let retries: Vec<_> = contexts
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.is_retry())
+        .cloned()
+        .collect();
+    assert_eq!(retries.len(), 1);
+    assert_eq!(retries[0].refused.as_ref().unwrap(), "Bearer narrow");
+    assert!(
+        retries[0]
+            .challenge
+            .as_ref()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains("insufficient_scope")
+    );
+
+    // A 403 for another reason is not retried: a new token would not change the answer.
+    let others = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let conn = connect(builder(&server.url).auth(provider("other", others.clone()))).await;
+    let err = send(&conn, initialize(1)).await.unwrap_err();
+    assert_eq!(cause(&err).status().map(|s| s.as_u16()), Some(403));
+    assert_eq!(others.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn c9_headers_go_on_every_request() {
     let server = Fake::start(|req| async move { fake::standard(&req) }).await;
     let builder = builder(&server.url)
