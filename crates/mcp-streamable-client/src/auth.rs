@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use http::HeaderValue;
+use http::{HeaderValue, StatusCode};
 
 use crate::error::BoxError;
 
@@ -21,12 +21,16 @@ pub struct AuthContext {
     pub refused: Option<HeaderValue>,
     /// The `WWW-Authenticate` header of that refusal, if it had one.
     pub challenge: Option<HeaderValue>,
+    /// The status of that refusal (401 or 403), when this call is the retry after one; set
+    /// even when the refused request carried no `Authorization` at all.
+    pub status: Option<StatusCode>,
 }
 
 impl AuthContext {
-    /// Whether the server refused the previous value (so a fresh one is wanted).
+    /// Whether the server refused the previous request, with or without a value (so a fresh
+    /// one is wanted).
     pub fn is_retry(&self) -> bool {
-        self.refused.is_some()
+        self.refused.is_some() || self.status.is_some()
     }
 }
 
@@ -36,6 +40,7 @@ impl fmt::Debug for AuthContext {
         f.debug_struct("AuthContext")
             .field("refused", &self.refused.as_ref().map(|_| "<redacted>"))
             .field("challenge", &self.challenge)
+            .field("status", &self.status)
             .finish()
     }
 }
@@ -52,7 +57,7 @@ impl fmt::Debug for AuthContext {
 /// Closures taking an [`AuthContext`] and returning a future implement it:
 ///
 /// ```
-/// use http::HeaderValue;
+/// use http::{HeaderValue, StatusCode};
 /// use mcp_streamable_client::{AuthContext, BoxError, Client};
 ///
 /// let client = Client::builder("https://mcp.example.com/mcp")

@@ -158,6 +158,7 @@ impl Http {
                 let context = AuthContext {
                     refused: auth.clone(),
                     challenge: response.headers().get(WWW_AUTHENTICATE).cloned(),
+                    status: Some(response.status()),
                 };
                 let fresh = self.authorization(context).await?;
                 if fresh.is_some() && fresh != auth {

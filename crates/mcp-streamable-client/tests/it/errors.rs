@@ -197,6 +197,39 @@ async fn c9_a_second_401_surfaces_with_status_and_body() {
 }
 
 #[tokio::test]
+async fn c9_a_401_to_a_request_without_authorization_is_still_a_retry() {
+    // An OAuth provider has no token before the server's first 401 names its authorization
+    // server; that 401 must reach it as a retry even though nothing was refused.
+    let server = Fake::start(|req| async move {
+        if req.header("authorization") == Some("Bearer granted") {
+            return fake::standard(&req);
+        }
+        fake::status(401, "who are you")
+    })
+    .await;
+    let contexts = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let provider = {
+        let contexts = contexts.clone();
+        move |ctx: AuthContext| {
+            contexts.lock().unwrap().push(ctx.clone());
+            async move {
+                Ok::<_, BoxError>(
+                    ctx.is_retry()
+                        .then(|| HeaderValue::from_static("Bearer granted")),
+                )
+            }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider)).await;
+    send(&conn, initialize(1)).await.unwrap();
+    let contexts = contexts.lock().unwrap();
+    assert!(!contexts[0].is_retry());
+    assert!(contexts[1].is_retry());
+    assert_eq!(contexts[1].refused, None);
+    assert_eq!(contexts[1].status.map(|s| s.as_u16()), Some(401));
+}
+
+#[tokio::test]
 async fn c9_a_403_insufficient_scope_is_a_step_up_and_another_403_is_not() {
     let server = Fake::start(|req| async move {
         let challenge = match req.header("authorization") {
