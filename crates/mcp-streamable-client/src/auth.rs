@@ -50,9 +50,10 @@ impl fmt::Debug for AuthContext {
 /// Return `Ok(None)` to send the request without the header (or with the one set by
 /// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, or 403
 /// with `error="insufficient_scope"` in its `WWW-Authenticate` (a step-up: the token lacks a
-/// scope), the provider is asked once more with [`AuthContext::refused`] set, and the request is
-/// sent again if it returns a different value; a second refusal is the caller's error, with its
-/// status and body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
+/// scope), the provider is asked once more with [`AuthContext::status`] set, and the request is
+/// sent again if it returns a different value: once after a 401 and once after such a 403, so
+/// a token granted after a 401 may still be stepped up. A second refusal of either kind is the
+/// caller's error, with its status and body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
 ///
 /// Closures taking an [`AuthContext`] and returning a future implement it:
 ///

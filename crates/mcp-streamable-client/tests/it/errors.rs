@@ -230,6 +230,45 @@ async fn c9_a_401_to_a_request_without_authorization_is_still_a_retry() {
 }
 
 #[tokio::test]
+async fn c9_one_request_may_be_refused_with_401_then_stepped_up_after_403() {
+    let server = Fake::start(|req| async move {
+        let (status, challenge) = match req.header("authorization") {
+            Some("Bearer t2") => return fake::standard(&req),
+            Some("Bearer t1") => (403, "Bearer error=\"insufficient_scope\", scope=\"more\""),
+            _ => (401, "Bearer"),
+        };
+        let mut response = fake::status(status, "refused");
+        response
+            .headers_mut()
+            .insert("www-authenticate", HeaderValue::from_static(challenge));
+        response
+    })
+    .await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let provider = {
+        let calls = calls.clone();
+        move |ctx: AuthContext| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            let token = ctx.is_retry().then(|| format!("Bearer t{n}"));
+            async move { Ok::<_, BoxError>(token.map(|t| HeaderValue::from_str(&t).unwrap())) }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider)).await;
+    send(&conn, initialize(1)).await.unwrap();
+    // No token, 401; t1, 403 insufficient_scope; t2, accepted.
+    let auth: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").map(str::to_owned))
+        .collect();
+    assert_eq!(
+        auth[..3],
+        [None, Some("Bearer t1".into()), Some("Bearer t2".into())]
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
 async fn c9_a_403_insufficient_scope_is_a_step_up_and_another_403_is_not() {
     let server = Fake::start(|req| async move {
         let challenge = match req.header("authorization") {
