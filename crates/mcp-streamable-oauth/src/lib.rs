@@ -96,3 +96,5 @@ pub use registration::{PrivateKeyJwt, Registration};
 pub use secret::Secret;
 pub use store::{MemoryStore, StoreFuture, TokenStore};
 pub use token::Tokens;
+/// The URL type of [`Interaction`], from the `url` crate.
+pub use url::Url;

@@ -231,16 +231,24 @@ impl Inner {
         state: &mut State,
         challenge: &Challenge,
     ) -> Result<Option<HeaderValue>, Error> {
-        let mut held = state.requested.clone();
-        if let Some(tokens) = &state.tokens {
-            held.extend(tokens.scopes().map(str::to_owned));
-        }
+        // The scopes granted (as the token answer said, else as asked).
+        let held: Vec<String> = state
+            .tokens
+            .iter()
+            .flat_map(|t| t.scopes().map(str::to_owned))
+            .collect();
         let challenged = challenge.scope.as_deref().unwrap_or("");
         if scope::covered(challenged, &held) || state.step_ups >= self.max_step_ups {
             // The token has the scope asked for (or the limit is reached): another grant
             // would change nothing.
             return Err(Error::new(ErrorKind::StepUpLimit).detail(challenged.to_owned()));
         }
+        let mut previously = state.requested.clone();
+        previously.extend(
+            held.iter()
+                .filter(|s| !state.requested.contains(s))
+                .cloned(),
+        );
         state.step_ups += 1;
         let discovered = match state.discovered.clone() {
             Some(discovered) => discovered,
@@ -250,7 +258,7 @@ impl Inner {
         let wanted = scope::select(
             challenge.scope.as_deref(),
             discovered.resource_scopes.as_deref(),
-            &held,
+            &previously,
             self.offline_access(&discovered),
         );
         tracing::debug!(scope = ?wanted, "stepping up");
