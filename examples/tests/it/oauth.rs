@@ -236,7 +236,7 @@ fn reply(status: u16, body: Value) -> http::Response<Full<Bytes>> {
 async fn serve_protected(issuer: &str) -> (String, oneshot::Sender<()>, Task) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier = JwtVerifier::builder(issuer, &format!("{issuer}/jwks"), &resource)
+    let verifier = JwtVerifier::builder(issuer, format!("{issuer}/jwks"), &resource)
         .build()
         .unwrap();
     let guard = Guard::builder(&resource)
@@ -316,6 +316,12 @@ async fn pkce_through_the_loopback_redirect_a_tool_call_a_refresh_and_a_step_up(
         .unwrap()
         .unwrap();
     drop(stop);
+    let tokens = tokio::time::timeout(WAIT, oauth.tokens())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(tokens.scope.as_deref(), Some("mcp profile"));
 
     let seen = seen.lock().unwrap();
     assert_eq!(seen.registrations, 1);
@@ -330,12 +336,6 @@ async fn pkce_through_the_loopback_redirect_a_tool_call_a_refresh_and_a_step_up(
         seen.grants
     );
     assert!(seen.grants.len() >= 3, "no refresh: {:?}", seen.grants);
-    let tokens = tokio::time::timeout(WAIT, oauth.tokens())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    assert_eq!(tokens.scope.as_deref(), Some("mcp profile"));
     assert!(redirect_uri.starts_with("http://127.0.0.1:"));
     assert!(!redirect_uri.starts_with("http://127.0.0.1:0/"));
 }
