@@ -42,6 +42,9 @@ enum Flow {
 /// An OAuth 2.1 client for one MCP server, to hand to
 /// [`ClientBuilder::auth`](mcp_streamable_client::ClientBuilder::auth).
 ///
+/// It authorizes one request at a time: requests refused while an authorization runs (the user
+/// may take minutes in the browser) wait for it, then use its token. Clones share the state.
+///
 /// ```no_run
 /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 /// use mcp_streamable_client::Client;

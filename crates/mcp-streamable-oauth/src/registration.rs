@@ -238,6 +238,14 @@ mod tests {
     }
 
     #[test]
+    fn secrets_are_redacted() {
+        let registration = Registration::with_secret("id", "s3cret-value");
+        let shown = format!("{registration:?}");
+        assert!(shown.contains("\"id\""), "{shown}");
+        assert!(!shown.contains("s3cret-value"), "{shown}");
+    }
+
+    #[test]
     fn keys_are_redacted_and_checked() {
         assert_eq!(
             PrivateKeyJwt::from_pem("junk", "ES256").unwrap_err().kind(),

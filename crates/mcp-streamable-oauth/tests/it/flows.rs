@@ -3,8 +3,12 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use std::sync::Arc;
+
 use mcp_streamable_client::AuthContext;
-use mcp_streamable_oauth::{ErrorKind, OAuth, PrivateKeyJwt, Registration};
+use mcp_streamable_oauth::{
+    ErrorKind, MemoryStore, OAuth, PrivateKeyJwt, Registration, TokenStore,
+};
 use sha2::{Digest, Sha256};
 
 use crate::world::{self, Browser, Options, ask, refused};
@@ -395,4 +399,39 @@ async fn client_credentials_with_a_private_key_jwt() {
     assert_eq!(claims["sub"], "machine");
     assert_eq!(claims["aud"], server.url.as_str());
     assert!(claims["exp"].as_u64() > claims["iat"].as_u64());
+}
+
+#[tokio::test]
+async fn a_shared_store_carries_tokens_and_the_registration_to_the_next_run() {
+    let server = world::start(Options::default()).await;
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+    let run = || {
+        OAuth::builder(&format!("{}/mcp", server.url))
+            .authorization_code(Browser)
+            .store(store.clone())
+            .build()
+            .unwrap()
+    };
+    let first = run();
+    ask(&first, refused(401, None, &challenge(&server.url, "")))
+        .await
+        .unwrap();
+    assert_eq!(server.log().len(), 5);
+    // The next run sends the stored token at once, without a request of its own.
+    let second = run();
+    let token = ask(&second, AuthContext::default()).await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer at-1"));
+    assert_eq!(server.log().len(), 5);
+    // Refused, it refreshes with the stored refresh token: no registration, no authorization.
+    let fresh = ask(
+        &second,
+        refused(401, Some("Bearer at-1"), &challenge(&server.url, "")),
+    );
+    assert_eq!(fresh.await.unwrap().as_deref(), Some("Bearer at-2"));
+    let paths = server.paths();
+    assert_eq!(paths.iter().filter(|p| *p == "/register").count(), 1);
+    assert_eq!(paths.iter().filter(|p| *p == "/authorize").count(), 1);
+    let registration = store.registration(&server.url).await.unwrap().unwrap();
+    assert_eq!(registration.client_id, "client-1");
+    assert!(registration.dynamic);
 }
