@@ -1,5 +1,5 @@
 //! Finding the authorization server from a 401: the protected resource metadata (from the
-//! challenge's `resource_metadata`, else the path-aware well-known URL, else the root one),
+//! challenge's `resource_metadata`, then the path-aware well-known URL, then the root one),
 //! then the authorization server's metadata at the well-known URLs in the order of the MCP
 //! spec (2025-11-25), with the 2025-03-26 fallbacks when the resource has no metadata.
 
@@ -138,6 +138,7 @@ async fn fetch_resource_metadata(
     server: &Url,
     challenge: &Challenge,
 ) -> Result<Option<ResourceMetadata>, Error> {
+    // The challenge's URL first; the well-known ones if it is missing or does not answer.
     let mut urls = Vec::new();
     if let Some(url) = &challenge.resource_metadata {
         match Url::parse(url) {
@@ -145,9 +146,8 @@ async fn fetch_resource_metadata(
             Err(e) => tracing::warn!(error = %e, "resource_metadata in the challenge is no URL"),
         }
     }
-    if urls.is_empty() {
-        urls = resource_metadata_urls(server);
-    }
+    urls.extend(resource_metadata_urls(server));
+    urls.dedup();
     for url in urls {
         let answer = http.get(&url).await?;
         if answer.status.is_success() {

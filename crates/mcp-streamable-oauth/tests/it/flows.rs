@@ -108,6 +108,23 @@ async fn resource_metadata_path_aware_first_then_root_and_scopes_supported() {
 }
 
 #[tokio::test]
+async fn a_challenges_metadata_url_that_fails_falls_back_to_the_well_known_ones() {
+    let server = world::start(Options::default()).await;
+    let oauth = provider(&server.url);
+    let gone = format!(r#"Bearer resource_metadata="{}/gone""#, server.url);
+    let token = ask(&oauth, refused(401, None, &gone)).await.unwrap();
+    assert_eq!(token.as_deref(), Some("Bearer at-1"));
+    assert_eq!(
+        server.paths()[..3],
+        [
+            "/gone",
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-authorization-server"
+        ]
+    );
+}
+
+#[tokio::test]
 async fn an_issuer_with_a_path_is_looked_up_in_the_specs_order() {
     let server = world::start(Options {
         issuer_path: "/tenant1",
