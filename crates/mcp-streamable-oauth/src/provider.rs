@@ -156,12 +156,16 @@ impl Inner {
             // Nothing yet: the server's 401 will say where to get a token.
             return Ok(None);
         };
+        let renewable =
+            tokens.refresh_token.is_some() || matches!(self.flow, Flow::ClientCredentials);
         if let Some(discovered) = state.discovered.clone()
+            && renewable
             && tokens.expires_within(self.refresh_margin)
         {
             tracing::debug!("token about to expire; renewing it");
             match self.renew(state, &discovered, &tokens).await {
                 Ok(fresh) => return fresh.header().map(Some),
+                // The token may still be good for a while; a 401 will say when it is not.
                 Err(e) => tracing::debug!(error = %e, "could not renew the token before expiry"),
             }
         }
@@ -190,13 +194,7 @@ impl Inner {
                 Err(Error::new(ErrorKind::Token).detail("no refresh token"))
             }
         };
-        match fresh {
-            Ok(fresh) => self.keep(state, fresh).await,
-            Err(e) => {
-                self.forget_tokens(state).await?;
-                Err(e)
-            }
-        }
+        self.keep(state, fresh?).await
     }
 
     /// After a 401: discovery again (the resource may have moved to another authorization
@@ -212,7 +210,10 @@ impl Inner {
             if tokens.issuer == discovered.server.issuer && tokens.refresh_token.is_some() {
                 match self.renew(state, &discovered, &tokens).await {
                     Ok(fresh) => return fresh.header().map(Some),
-                    Err(e) => tracing::debug!(error = %e, "refresh refused; authorizing anew"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "refresh refused; authorizing anew");
+                        self.forget_tokens(state).await?;
+                    }
                 }
             } else {
                 self.forget_tokens(state).await?;

@@ -268,6 +268,24 @@ async fn tokens_are_refreshed_before_expiry_and_after_a_401() {
 }
 
 #[tokio::test]
+async fn a_token_about_to_expire_without_a_refresh_token_is_still_sent() {
+    let server = world::start(Options {
+        expires_in: 30,
+        refresh_tokens: false,
+        ..Options::default()
+    })
+    .await;
+    let oauth = provider(&server.url);
+    ask(&oauth, refused(401, None, &challenge(&server.url, "")))
+        .await
+        .unwrap();
+    // Inside the refresh margin, but nothing to refresh with: the token goes on until refused.
+    let next = ask(&oauth, AuthContext::default()).await.unwrap();
+    assert_eq!(next.as_deref(), Some("Bearer at-1"));
+    assert_eq!(server.paths().iter().filter(|p| *p == "/token").count(), 1);
+}
+
+#[tokio::test]
 async fn a_step_up_asks_for_the_union_and_stops_when_asking_again_cannot_help() {
     let server = world::start(Options::default()).await;
     let oauth = provider(&server.url);

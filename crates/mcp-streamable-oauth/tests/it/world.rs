@@ -32,6 +32,8 @@ pub(crate) struct Options {
     pub(crate) expires_in: u64,
     /// Client ids the token endpoint answers `invalid_client` for.
     pub(crate) forgotten_clients: Vec<String>,
+    /// Whether token answers carry a refresh token.
+    pub(crate) refresh_tokens: bool,
 }
 
 impl Default for Options {
@@ -47,6 +49,7 @@ impl Default for Options {
             auth_methods: vec!["none"],
             expires_in: 3600,
             forgotten_clients: Vec::new(),
+            refresh_tokens: true,
         }
     }
 }
@@ -132,6 +135,9 @@ fn route(
             });
             if let Some(scope) = seen.param("scope") {
                 answer["scope"] = json!(scope);
+            }
+            if !o.refresh_tokens {
+                answer.as_object_mut().unwrap().remove("refresh_token");
             }
             json(answer)
         }
