@@ -11,7 +11,7 @@ use mcp_streamable_oauth::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::world::{self, Browser, Options, ask, refused};
+use crate::world::{self, Browser, BrowserAt, Options, ask, refused};
 
 fn provider(base: &str) -> OAuth {
     OAuth::builder(&format!("{base}/mcp"))
@@ -469,4 +469,44 @@ async fn a_shared_store_carries_tokens_and_the_registration_to_the_next_run() {
     let registration = store.registration(&server.url).await.unwrap().unwrap();
     assert_eq!(registration.client_id, "client-1");
     assert!(registration.dynamic);
+}
+
+#[tokio::test]
+async fn a_stored_registration_for_another_redirect_uri_is_made_again() {
+    let server = world::start(Options::default()).await;
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+    let first = OAuth::builder(&format!("{}/mcp", server.url))
+        .authorization_code(Browser)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    ask(&first, refused(401, None, &challenge(&server.url, "")))
+        .await
+        .unwrap();
+    // The next run listens on another port: its redirect URI is not the registered one.
+    store
+        .set_tokens(&format!("{}/mcp", server.url), None)
+        .await
+        .unwrap();
+    let second = OAuth::builder(&format!("{}/mcp", server.url))
+        .authorization_code(BrowserAt("http://127.0.0.1:10/callback"))
+        .store(store.clone())
+        .build()
+        .unwrap();
+    ask(&second, refused(401, None, &challenge(&server.url, "")))
+        .await
+        .unwrap();
+    let registrations: Vec<_> = server
+        .log()
+        .into_iter()
+        .filter(|s| s.path() == "/register")
+        .collect();
+    assert_eq!(registrations.len(), 2);
+    assert!(
+        registrations[1]
+            .body
+            .contains("http://127.0.0.1:10/callback")
+    );
+    let token = server.log().pop().unwrap();
+    assert_eq!(token.param("client_id").as_deref(), Some("client-2"));
 }

@@ -163,6 +163,20 @@ impl Interaction for Browser {
     }
 }
 
+/// A [`Browser`] behind another redirect URI, as a later run's loopback port would be.
+#[derive(Debug)]
+pub(crate) struct BrowserAt(pub(crate) &'static str);
+
+impl Interaction for BrowserAt {
+    fn redirect_uri(&self) -> &str {
+        self.0
+    }
+
+    fn authorize(&self, url: Url) -> InteractionFuture<'_> {
+        Box::pin(async move { location(&url).await })
+    }
+}
+
 /// GETs `url` (plain HTTP/1.1 over loopback) and returns its `Location`.
 pub(crate) async fn location(url: &Url) -> Result<Url, BoxError> {
     let addr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
