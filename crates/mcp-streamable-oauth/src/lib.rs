@@ -36,7 +36,8 @@
 //! - **Scopes**: the challenge's `scope`, else the resource's `scopes_supported`, else none;
 //!   `offline_access` added where the authorization server lists it; on 403
 //!   `insufficient_scope`, a new grant for the scopes held plus the ones asked, at most
-//!   [`DEFAULT_MAX_STEP_UPS`] times, and never for scopes already held.
+//!   [`DEFAULT_MAX_STEP_UPS`] times in the provider's lifetime, and never for scopes the token
+//!   already has.
 //! - **Refresh** before expiry ([`DEFAULT_REFRESH_MARGIN`]) and after a 401.
 //! - **The client-credentials grant** for machines, with `client_secret_basic`,
 //!   `client_secret_post` or `private_key_jwt` ([`PrivateKeyJwt`], RFC 7523).

@@ -479,8 +479,8 @@ impl OAuthBuilder {
         self
     }
 
-    /// How many step-ups (new grants after 403 `insufficient_scope`) the provider makes
-    /// ([`DEFAULT_MAX_STEP_UPS`]).
+    /// How many step-ups (new grants after 403 `insufficient_scope`) the provider makes in its
+    /// lifetime ([`DEFAULT_MAX_STEP_UPS`]); each must also ask for a scope the token lacks.
     pub fn max_step_ups(mut self, max: u32) -> Self {
         self.max_step_ups = max;
         self
