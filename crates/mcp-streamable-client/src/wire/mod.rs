@@ -130,9 +130,9 @@ impl Http {
         })
     }
 
-    /// Makes the request: asks the auth provider for a header, retries once after a 401 (or a
-    /// 403 `insufficient_scope`) with a refreshed one, and turns a status other than a success into an error holding the status
-    /// and the start of the body (C7, C9).
+    /// Makes the request: asks the auth provider for a header, retries after a 401 and after a
+    /// 403 `insufficient_scope` (once each) with a fresh one, and turns a status other than a
+    /// success into an error holding the status and the start of the body (C7, C9).
     pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
         let response = self.exchange(call).await?;
         let status = response.status();
