@@ -19,12 +19,20 @@
 //! - `request-metadata` (2026-07-28): list the tools, each request carrying its `_meta` and the
 //!   matching `MCP-Protocol-Version`; the suite refuses the first with -32022 to see a retry;
 //! - `http-standard-headers` (2026-07-28): list and call the tools, list and read the resources,
-//!   list and get the prompts, each with its `Mcp-Method` and `Mcp-Name`.
+//!   list and get the prompts, each with its `Mcp-Method` and `Mcp-Name`;
+//! - `auth/*`: list the tools and call `test-tool` through a protected server, the client
+//!   authorizing itself with `mcp_streamable_http::oauth`: the authorization-code grant, whose
+//!   browser step follows the test server's redirect without a user (`support/browser.rs`),
+//!   or, for `auth/client-credentials-*`, the client-credentials grant. The suite passes
+//!   credentials in `MCP_CONFORMANCE_CONTEXT` (JSON: `client_id`, `client_secret`,
+//!   `private_key_pem`, `signing_algorithm`, `issuer`); the client's metadata document URL is
+//!   the one the suite expects, [`CLIENT_METADATA_URL`].
 
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use mcp_streamable_http::client::Client;
+use mcp_streamable_http::oauth::{OAuth, PrivateKeyJwt, Registration};
 use mcp_streamable_http::transport::Transport;
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
@@ -33,8 +41,16 @@ use rmcp::model::{
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::json;
 
+#[path = "support/browser.rs"]
+mod browser;
+
 /// The whole scenario must finish within this, well inside the suite's own 30 s limit.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(20);
+/// The client metadata document URL the suite's `auth/basic-cimd` expects as `client_id`.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// The redirect URI of the authorization-code grant: never listened on, since the headless
+/// browser reads the redirect instead of following it.
+const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -67,9 +83,10 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
             ("test_headers", json!({})),
             ("my-hyphenated-tool", json!({})),
         ],
+        auth if auth.starts_with("auth/") => &[("test-tool", json!({}))],
         other => bail!(
             "unknown scenario {other:?} (initialize, tools_call, sse-retry, request-metadata, \
-             http-standard-headers)"
+             http-standard-headers, auth/*)"
         ),
     };
     // The revision the suite asks for, if it names one; otherwise the newest with an initialize
@@ -94,11 +111,11 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     // machine and be judged as a resumption without one; without it, the only GET is the
     // resumption the scenario is about.
     let standalone = scenario != "sse-retry";
-    let connection = Client::builder(url)
-        .standalone_stream(standalone)
-        .build()?
-        .connect()
-        .await?;
+    let mut builder = Client::builder(url).standalone_stream(standalone);
+    if scenario.starts_with("auth/") {
+        builder = builder.auth(oauth(url, scenario)?);
+    }
+    let connection = builder.build()?.connect().await?;
     let transport = mcp_streamable_http::rmcp_adapter::client(connection);
     let client = if version.has_initialize() {
         config.serve(transport).await.context("initialize")?
@@ -117,6 +134,9 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
         listed.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
     for (name, arguments) in tools {
+        if !listed.tools.iter().any(|t| t.name == *name) {
+            continue;
+        }
         let mut params = CallToolRequestParams::new(*name);
         params.arguments = arguments.as_object().cloned();
         let result = client
@@ -148,4 +168,35 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     }
     client.cancel().await.context("closing the session")?;
     Ok(())
+}
+
+/// The OAuth provider of an `auth/*` scenario, from the suite's context.
+fn oauth(url: &str, scenario: &str) -> anyhow::Result<OAuth> {
+    let context: serde_json::Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(json) => serde_json::from_str(&json).context("MCP_CONFORMANCE_CONTEXT")?,
+        Err(_) => json!({}),
+    };
+    let text = |key: &str| context.get(key).and_then(|v| v.as_str());
+    let mut builder = OAuth::builder(url).client_name("mcp-streamable-http-conformance-client");
+    let registration = text("client_id").map(|id| match text("client_secret") {
+        Some(secret) => Registration::with_secret(id, secret),
+        None => Registration::new(id),
+    });
+    if let Some(registration) = registration {
+        builder = builder.preregistered(registration, text("issuer"));
+    }
+    if let Some(pem) = text("private_key_pem") {
+        let algorithm = text("signing_algorithm").unwrap_or("ES256");
+        builder = builder.private_key(PrivateKeyJwt::from_pem(pem, algorithm)?);
+    }
+    builder = if scenario.starts_with("auth/client-credentials") {
+        builder.client_credentials()
+    } else {
+        builder
+            .client_metadata_url(CLIENT_METADATA_URL)
+            .authorization_code(browser::Headless {
+                redirect_uri: REDIRECT_URI.into(),
+            })
+    };
+    Ok(builder.build()?)
 }

@@ -6,7 +6,10 @@
 //!   server-sse-polling included, run too) against `examples/conformance_server.rs`, then the
 //!   transport's scenarios at 2026-07-28 (the per-request protocol);
 //! - client mode: the `initialize`, `tools_call` and `sse-retry` scenarios, each driving
-//!   `examples/conformance_client.rs`, then the transport's client scenarios at 2026-07-28.
+//!   `examples/conformance_client.rs`, then the transport's client scenarios at 2026-07-28;
+//! - client authorization: every scored `auth/*` scenario at each revision the suite lists it
+//!   for, and the client-credentials extensions (`auth.rs`), named
+//!   `client/auth/NAME@REVISION` for filters.
 //!
 //! It prints the suite's own totals per mode and ends with `N passed, N failed`, the checks of
 //! both modes; it fails if the suite reports a failure (or a stale entry of
@@ -22,6 +25,8 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 use crate::UsageError;
+
+mod auth;
 use crate::cmd::{build_example, target_dir};
 use crate::peer::{self, Ended, Server};
 use crate::select::Selection;
@@ -112,6 +117,12 @@ impl Suite {
         Ok(listed_scenarios(&listed))
     }
 
+    /// The client authorization runs the suite lists.
+    fn auth_runs(&self) -> Result<Vec<auth::Run>> {
+        let listed = crate::cmd::output(&mut self.command(&["list", "--client"]))?;
+        auth::runs(&listed)
+    }
+
     /// Fails if the suite no longer has a scenario of 2026-07-28 this command runs: a new
     /// version of the suite must not test less without anyone noticing.
     fn check_modern_scenarios(&self) -> Result<()> {
@@ -166,9 +177,15 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         .copied()
         .filter(|s| options.selects(&format!("client-{MODERN_SPEC_VERSION}/{s}")))
         .collect();
+    let auth: Vec<auth::Run> = suite
+        .auth_runs()?
+        .into_iter()
+        .filter(|run| options.selects(&run.label()))
+        .collect();
     if options.list {
         server.iter().for_each(|s| println!("server/{s}"));
         client.iter().for_each(|s| println!("client/{s}"));
+        auth.iter().for_each(|run| println!("{}", run.label()));
         let v = MODERN_SPEC_VERSION;
         modern_server
             .iter()
@@ -183,6 +200,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         && client.is_empty()
         && modern_server.is_empty()
         && modern_client.is_empty()
+        && auth.is_empty()
     {
         bail!(
             "no conformance scenario matches '{}' (see `cargo xtask conformance --list`)",
@@ -204,7 +222,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         totals.push(run_server(&suite, SPEC_VERSION, &server, everything, &out)?);
     }
     if !client.is_empty() {
-        totals.push(run_client(&suite, SPEC_VERSION, &client, &out)?);
+        totals.push(run_client(&suite, Some(SPEC_VERSION), &client, &out)?);
     }
     let modern_out = out.join(MODERN_SPEC_VERSION);
     fs::create_dir_all(&modern_out)?;
@@ -220,10 +238,22 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     if !modern_client.is_empty() {
         totals.push(run_client(
             &suite,
-            MODERN_SPEC_VERSION,
+            Some(MODERN_SPEC_VERSION),
             &modern_client,
             &modern_out,
         )?);
+    }
+    for version in auth::versions(&auth) {
+        let names: Vec<&str> = auth
+            .iter()
+            .filter(|run| run.version == version)
+            .map(|run| run.name.as_str())
+            .collect();
+        let dir = out
+            .join("auth")
+            .join(version.as_deref().unwrap_or("extension"));
+        fs::create_dir_all(&dir)?;
+        totals.push(run_client(&suite, version.as_deref(), &names, &dir)?);
     }
     let passed: u32 = totals.iter().map(|t| t.passed).sum();
     let failed: u32 = totals.iter().map(|t| t.failed).sum();
@@ -335,32 +365,30 @@ fn run_server(
 }
 
 /// Client mode: each scenario in its own run of the suite, which starts its test server and
-/// runs our client against it.
-fn run_client(suite: &Suite, version: &str, scenarios: &[&str], out: &Path) -> Result<Totals> {
+/// runs our client against it; at `version`, or, for an extension, at none.
+fn run_client(
+    suite: &Suite,
+    version: Option<&str>,
+    scenarios: &[&str],
+    out: &Path,
+) -> Result<Totals> {
     let exe = build_example("conformance_client")?;
     let exe = exe.to_string_lossy().into_owned();
     let results = out.join("client").to_string_lossy().into_owned();
     let baseline = suite.expected_failures();
     let mut totals = Totals::default();
+    let at = version.unwrap_or("extension");
     for scenario in scenarios {
-        let args = [
-            "client",
-            "--command",
-            &exe,
-            "--scenario",
-            scenario,
-            "--spec-version",
-            version,
-            "--expected-failures",
-            &baseline,
-            "-o",
-            &results,
-        ];
-        let log = out.join(format!("client-{scenario}.log"));
+        let mut args = vec!["client", "--command", &exe, "--scenario", scenario];
+        if let Some(version) = version {
+            args.extend(["--spec-version", version]);
+        }
+        args.extend(["--expected-failures", &baseline, "-o", &results]);
+        let log = out.join(format!("client-{}.log", scenario.replace('/', "-")));
         let (ended, stdout) = run_suite(suite.command(&args), &log, SCENARIO_TIMEOUT)?;
         let run = judge_one(&ended, &stdout);
         println!(
-            "conformance: client {scenario} at {version}: {} passed, {} failed",
+            "conformance: client {scenario} at {at}: {} passed, {} failed",
             run.passed, run.failed
         );
         totals.passed += run.passed;
@@ -375,7 +403,7 @@ fn run_client(suite: &Suite, version: &str, scenarios: &[&str], out: &Path) -> R
     }
     note_warnings(&mut totals, Path::new(&results));
     println!(
-        "conformance: client total at {version}: {} passed, {} failed",
+        "conformance: client total at {at}: {} passed, {} failed",
         totals.passed, totals.failed
     );
     Ok(totals)

@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use http::HeaderValue;
+use http::{HeaderValue, StatusCode};
 
 use crate::error::BoxError;
 
@@ -15,17 +15,22 @@ pub type AuthFuture = Pin<Box<dyn Future<Output = Result<Option<HeaderValue>, Bo
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct AuthContext {
-    /// The value the server has just refused with 401, when this call is the retry after a
-    /// 401: the provider should refresh its token rather than return the same one.
+    /// The value the server has just refused with 401 (or 403 `insufficient_scope`), when this
+    /// call is the retry after one: the provider should refresh its token rather than return the
+    /// same one.
     pub refused: Option<HeaderValue>,
-    /// The `WWW-Authenticate` header of that 401 answer, if it had one.
+    /// The `WWW-Authenticate` header of that refusal, if it had one.
     pub challenge: Option<HeaderValue>,
+    /// The status of that refusal (401 or 403), when this call is the retry after one; set
+    /// even when the refused request carried no `Authorization` at all.
+    pub status: Option<StatusCode>,
 }
 
 impl AuthContext {
-    /// Whether the server refused the previous value (so a fresh one is wanted).
+    /// Whether the server refused the previous request, with or without a value (so a fresh
+    /// one is wanted).
     pub fn is_retry(&self) -> bool {
-        self.refused.is_some()
+        self.refused.is_some() || self.status.is_some()
     }
 }
 
@@ -35,6 +40,7 @@ impl fmt::Debug for AuthContext {
         f.debug_struct("AuthContext")
             .field("refused", &self.refused.as_ref().map(|_| "<redacted>"))
             .field("challenge", &self.challenge)
+            .field("status", &self.status)
             .finish()
     }
 }
@@ -42,15 +48,17 @@ impl fmt::Debug for AuthContext {
 /// Supplies the `Authorization` header, asked before every request the transport makes (C9).
 ///
 /// Return `Ok(None)` to send the request without the header (or with the one set by
-/// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, the
-/// provider is asked once more with [`AuthContext::refused`] set, and the request is sent again
-/// if it returns a different value; a second 401 is the caller's error, with its status and
-/// body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
+/// [`ClientBuilder::header`](crate::ClientBuilder::header)). When the server answers 401, or 403
+/// with `error="insufficient_scope"` in its `WWW-Authenticate` (a step-up: the token lacks a
+/// scope), the provider is asked once more with [`AuthContext::status`] set, and the request is
+/// sent again if it returns a different value: once after a 401 and once after such a 403, so
+/// a token granted after a 401 may still be stepped up. A second refusal of either kind is the
+/// caller's error, with its status and body. An error from the provider fails the request (see [`Error::is_auth`](crate::Error::is_auth)).
 ///
 /// Closures taking an [`AuthContext`] and returning a future implement it:
 ///
 /// ```
-/// use http::HeaderValue;
+/// use http::{HeaderValue, StatusCode};
 /// use mcp_streamable_client::{AuthContext, BoxError, Client};
 ///
 /// let client = Client::builder("https://mcp.example.com/mcp")

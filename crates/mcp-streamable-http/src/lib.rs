@@ -24,6 +24,14 @@ pub use mcp_streamable_client as client;
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub use mcp_streamable_auth as auth;
 
+/// OAuth 2.1 for the client: an [`AuthProvider`](mcp_streamable_client::AuthProvider) that
+/// discovers the authorization server from a 401, registers the client, authorizes it (PKCE
+/// through a loopback redirect, or client credentials), refreshes and steps up (feature
+/// `oauth`).
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use mcp_streamable_oauth as oauth;
+
 /// rmcp services and clients over these transports: `mcp-rmcp` (feature `rmcp`).
 ///
 /// Named `rmcp_adapter`, not `rmcp`, so that importing it does not shadow the `rmcp` crate

@@ -9,5 +9,10 @@ mod echo_app;
 #[allow(dead_code)] // The tests serve through `run`, never until Ctrl-C.
 mod serve;
 
+#[path = "../../support/browser.rs"]
+#[allow(dead_code)] // The tests follow redirects themselves; `Headless` is the example's.
+mod browser;
+
 mod echo;
+mod oauth;
 mod protected;

@@ -28,13 +28,15 @@ use crate::serve;
 
 const ISSUER: &str = "https://auth.example.test";
 const SCOPE: &str = "mcp";
-const RSA1: &[u8] = include_bytes!("../../../crates/mcp-streamable-auth/tests/fixtures/rsa1.pem");
-const PUBLIC: &str = include_str!("../../../crates/mcp-streamable-auth/tests/fixtures/public.json");
+pub(crate) const RSA1: &[u8] =
+    include_bytes!("../../../crates/mcp-streamable-auth/tests/fixtures/rsa1.pem");
+pub(crate) const PUBLIC: &str =
+    include_str!("../../../crates/mcp-streamable-auth/tests/fixtures/public.json");
 /// Bounds every wait of the test: nothing here should take more than a moment.
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// A task the test started, stopped when the test ends, passed or not.
-struct Task(JoinHandle<()>);
+pub(crate) struct Task(pub(crate) JoinHandle<()>);
 
 impl Drop for Task {
     fn drop(&mut self) {
@@ -122,17 +124,17 @@ fn client(url: &str, token: Option<String>) -> Client {
         .unwrap()
 }
 
-fn request(id: i64, method: &str, params: Value) -> Message {
+pub(crate) fn request(id: i64, method: &str, params: Value) -> Message {
     Request::new(Id::Number(id), method, Some(to_raw_value(&params).unwrap())).into()
 }
 
-fn initialize() -> Message {
+pub(crate) fn initialize() -> Message {
     let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}});
     request(0, "initialize", params)
 }
 
 /// The result of the response to request `id`, reading past anything else.
-async fn result_of<C: Connection>(conn: &mut C, id: i64) -> Value {
+pub(crate) async fn result_of<C: Connection>(conn: &mut C, id: i64) -> Value {
     loop {
         let message = tokio::time::timeout(WAIT, conn.recv())
             .await

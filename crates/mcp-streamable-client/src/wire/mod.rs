@@ -130,9 +130,9 @@ impl Http {
         })
     }
 
-    /// Makes the request: asks the auth provider for a header, retries once after a 401 with a
-    /// refreshed one, and turns a status other than a success into an error holding the status
-    /// and the start of the body (C7, C9).
+    /// Makes the request: asks the auth provider for a header, retries after a 401 and after a
+    /// 403 `insufficient_scope` (once each) with a fresh one, and turns a status other than a
+    /// success into an error holding the status and the start of the body (C7, C9).
     pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
         let response = self.exchange(call).await?;
         let status = response.status();
@@ -148,17 +148,23 @@ impl Http {
     /// status, for callers that read the body of a failure themselves.
     pub(crate) async fn exchange(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
         let mut auth = self.authorization(AuthContext::default()).await?;
-        let mut refreshed = false;
+        // One retry after a 401 and one after a 403 `insufficient_scope`: a token granted after
+        // the 401 may still lack a scope.
+        let (mut refreshed, mut stepped_up) = (false, false);
         loop {
             let response = tokio::time::timeout(call.timeout, self.send(call, auth.as_ref()))
                 .await
                 .map_err(|_| Error::timeout(call.deadline))??;
-            let status = response.status();
-            if status == StatusCode::UNAUTHORIZED && !refreshed && self.config.auth.is_some() {
-                refreshed = true;
+            let retry = match refusal_of_authorization(&response) {
+                Some(StatusCode::UNAUTHORIZED) => !std::mem::replace(&mut refreshed, true),
+                Some(_) => !std::mem::replace(&mut stepped_up, true),
+                None => false,
+            };
+            if retry && self.config.auth.is_some() {
                 let context = AuthContext {
                     refused: auth.clone(),
                     challenge: response.headers().get(WWW_AUTHENTICATE).cloned(),
+                    status: Some(response.status()),
                 };
                 let fresh = self.authorization(context).await?;
                 if fresh.is_some() && fresh != auth {
@@ -355,4 +361,20 @@ mod tls {
             }
         }
     }
+}
+
+/// The status of an answer that refuses the authorization sent, so the provider may offer
+/// another: 401, or 403 with `error="insufficient_scope"` in its challenge, which asks for a
+/// token with more scope (RFC 6750, section 3.1; the MCP authorization spec's step-up).
+fn refusal_of_authorization(response: &Response<Incoming>) -> Option<StatusCode> {
+    let refused = match response.status() {
+        StatusCode::UNAUTHORIZED => true,
+        StatusCode::FORBIDDEN => response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("insufficient_scope")),
+        _ => false,
+    };
+    refused.then(|| response.status())
 }

@@ -197,6 +197,130 @@ async fn c9_a_second_401_surfaces_with_status_and_body() {
 }
 
 #[tokio::test]
+async fn c9_a_401_to_a_request_without_authorization_is_still_a_retry() {
+    // An OAuth provider has no token before the server's first 401 names its authorization
+    // server; that 401 must reach it as a retry even though nothing was refused.
+    let server = Fake::start(|req| async move {
+        if req.header("authorization") == Some("Bearer granted") {
+            return fake::standard(&req);
+        }
+        fake::status(401, "who are you")
+    })
+    .await;
+    let contexts = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let provider = {
+        let contexts = contexts.clone();
+        move |ctx: AuthContext| {
+            contexts.lock().unwrap().push(ctx.clone());
+            async move {
+                Ok::<_, BoxError>(
+                    ctx.is_retry()
+                        .then(|| HeaderValue::from_static("Bearer granted")),
+                )
+            }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider)).await;
+    send(&conn, initialize(1)).await.unwrap();
+    let contexts = contexts.lock().unwrap();
+    assert!(!contexts[0].is_retry());
+    assert!(contexts[1].is_retry());
+    assert_eq!(contexts[1].refused, None);
+    assert_eq!(contexts[1].status.map(|s| s.as_u16()), Some(401));
+}
+
+#[tokio::test]
+async fn c9_one_request_may_be_refused_with_401_then_stepped_up_after_403() {
+    let server = Fake::start(|req| async move {
+        let (status, challenge) = match req.header("authorization") {
+            Some("Bearer t2") => return fake::standard(&req),
+            Some("Bearer t1") => (403, "Bearer error=\"insufficient_scope\", scope=\"more\""),
+            _ => (401, "Bearer"),
+        };
+        let mut response = fake::status(status, "refused");
+        response
+            .headers_mut()
+            .insert("www-authenticate", HeaderValue::from_static(challenge));
+        response
+    })
+    .await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let provider = {
+        let calls = calls.clone();
+        move |ctx: AuthContext| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            let token = ctx.is_retry().then(|| format!("Bearer t{n}"));
+            async move { Ok::<_, BoxError>(token.map(|t| HeaderValue::from_str(&t).unwrap())) }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider)).await;
+    send(&conn, initialize(1)).await.unwrap();
+    // No token, 401; t1, 403 insufficient_scope; t2, accepted.
+    let auth: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").map(str::to_owned))
+        .collect();
+    assert_eq!(
+        auth[..3],
+        [None, Some("Bearer t1".into()), Some("Bearer t2".into())]
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn c9_a_403_insufficient_scope_is_a_step_up_and_another_403_is_not() {
+    let server = Fake::start(|req| async move {
+        let challenge = match req.header("authorization") {
+            Some("Bearer wide") => return fake::standard(&req),
+            Some("Bearer narrow") => "Bearer error=\"insufficient_scope\", scope=\"write\"",
+            _ => "Bearer error=\"invalid_token\"",
+        };
+        let mut response = fake::status(403, "forbidden");
+        response
+            .headers_mut()
+            .insert("www-authenticate", HeaderValue::from_static(challenge));
+        response
+    })
+    .await;
+    let contexts = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let provider = |first: &'static str, contexts: Arc<Mutex<Vec<AuthContext>>>| {
+        move |ctx: AuthContext| {
+            contexts.lock().unwrap().push(ctx.clone());
+            let token = if ctx.is_retry() { "wide" } else { first };
+            async move { Ok::<_, BoxError>(Some(HeaderValue::from_str(&format!("Bearer {token}"))?)) }
+        }
+    };
+    let conn = connect(builder(&server.url).auth(provider("narrow", contexts.clone()))).await;
+    send(&conn, initialize(1)).await.unwrap();
+    let retries: Vec<_> = contexts
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.is_retry())
+        .cloned()
+        .collect();
+    assert_eq!(retries.len(), 1);
+    assert_eq!(retries[0].refused.as_ref().unwrap(), "Bearer narrow");
+    assert!(
+        retries[0]
+            .challenge
+            .as_ref()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .contains("insufficient_scope")
+    );
+
+    // A 403 for another reason is not retried: a new token would not change the answer.
+    let others = Arc::new(Mutex::new(Vec::<AuthContext>::new()));
+    let conn = connect(builder(&server.url).auth(provider("other", others.clone()))).await;
+    let err = send(&conn, initialize(1)).await.unwrap_err();
+    assert_eq!(cause(&err).status().map(|s| s.as_u16()), Some(403));
+    assert_eq!(others.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn c9_headers_go_on_every_request() {
     let server = Fake::start(|req| async move { fake::standard(&req) }).await;
     let builder = builder(&server.url)
