@@ -66,7 +66,8 @@
 //!   ([`Error::status`], [`Error::body`]); an SSE event or JSON body over
 //!   [`ClientBuilder::max_event_size`] is an error, never unbounded memory.
 //! - **Authorization (C9).** Headers per client ([`ClientBuilder::header`]) and an
-//!   [`AuthProvider`] asked before each request, and again after a 401.
+//!   [`AuthProvider`] asked before each request, and again after a 401 or a 403
+//!   `insufficient_scope` (once each per request); `mcp-streamable-oauth` is such a provider.
 //! - **Old servers (C10).** When the first POST is answered 400, 404 or 405, the client falls
 //!   back to the 2024-11-05 HTTP+SSE transport ([`ClientBuilder::legacy_fallback`]).
 //! - **The per-request protocol (M7).** A request whose `params._meta` declares
