@@ -33,7 +33,9 @@
 //!   ended, on average, 200 at once): past it, the connection is closed (HTTP/2: `GOAWAY`). h2
 //!   stops rapid resets by itself only when they come unpaced (20 streams reset before they
 //!   were accepted); resets paced by a PING round trip ran 72,000 streams a second on one
-//!   connection. Requests that run to their end are not limited;
+//!   connection. Requests that run to their end are not limited: a flood of complete
+//!   requests is a rate limiter's to stop (tower's `RateLimit` in front of the service, or a
+//!   proxy), as one busy client legitimately runs thousands a second on one connection;
 //! - HTTP/2 limits set deliberately: 100 concurrent streams, hyper's reset counters, and a
 //!   ping every 20 s that finds peers gone without closing.
 //!
