@@ -3,7 +3,7 @@
 //!
 //! A thin wrapper over the server crate's `serve`, which does the work with production
 //! defaults: header, body and idle timeouts, a connection cap, HTTP/1.1 and HTTP/2 with a
-//! per-connection request budget, `TCP_NODELAY`, and a graceful shutdown that ends sessions
+//! per-connection reset budget, `TCP_NODELAY`, and a graceful shutdown that ends sessions
 //! and streams. MCP is served at `/mcp` (and, when the service is protected, its metadata at
 //! the guard's paths); other paths get 404.
 

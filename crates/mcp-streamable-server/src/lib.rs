@@ -93,7 +93,7 @@
 //!
 //! [`serve::Options::serve`] (or [`serve()`], with the defaults) is the one way to serve the
 //! service over TCP with production defaults: header, body and idle timeouts, a connection
-//! cap, HTTP/1.1 and HTTP/2 with a per-connection request budget against paced rapid resets,
+//! cap, HTTP/1.1 and HTTP/2 with a per-connection reset budget against paced rapid resets,
 //! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
 //! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
 //! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
@@ -106,7 +106,7 @@
 //! two; a tidy test (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
 //!
 //! 1. `serve`: serving over TCP (feature `serve`): the accept loop, the connection cap, each
-//!    connection's timeouts and request budget, graceful shutdown.
+//!    connection's timeouts and reset budget, graceful shutdown.
 //! 2. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
 //!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses.
 //! 3. `core`: the session core, which knows nothing of HTTP requests and responses: the

@@ -36,7 +36,7 @@ pub(crate) async fn serve_connection(
         tracing::debug!("a connection sent no request in time, or closed");
         return;
     };
-    let watch = Arc::new(Watch::new(options.max_request_rate));
+    let watch = Arc::new(Watch::new(options.max_reset_rate));
     let guard = Guard {
         peer,
         service,
@@ -88,9 +88,9 @@ impl Graceful for http2::Connection<Io, Guard, TokioExecutor> {
 }
 
 /// Runs `conn` until it ends. It is asked to close gracefully (HTTP/2: `GOAWAY`) when shutdown
-/// begins, when its peer goes over the request budget, or when it has had nothing in flight
+/// begins, when its peer goes over the reset budget, or when it has had nothing in flight
 /// for the idle timeout (the header read timeout until its first request); from then on it
-/// gets the shutdown grace to end by itself before it is dropped.
+/// gets the shutdown grace to end by itself before it is dropped (none when over budget).
 async fn drive<C: Graceful>(
     conn: C,
     watch: &Watch,
@@ -109,6 +109,7 @@ async fn drive<C: Graceful>(
     loop {
         let wake = closing.unwrap_or_else(|| next_idle_check(watch, options));
         tokio::select! {
+            biased;
             result = conn.as_mut() => {
                 if let Err(err) = result {
                     tracing::debug!(error = %err, "connection ended");
@@ -130,7 +131,14 @@ async fn drive<C: Graceful>(
         }
         if closing.is_none() && must_close(watch, options, *stop.borrow()) {
             conn.as_mut().graceful();
-            closing = Some(Instant::now() + options.shutdown_grace);
+            // A peer over its reset budget gets its `GOAWAY` written (the next turn polls the
+            // connection first), and no grace: it would use it to go on.
+            let grace = if watch.over_budget() {
+                std::time::Duration::ZERO
+            } else {
+                options.shutdown_grace
+            };
+            closing = Some(Instant::now() + grace);
         }
     }
 }

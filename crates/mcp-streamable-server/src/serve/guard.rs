@@ -1,6 +1,6 @@
-//! The service one connection is served with: the MCP service behind the per-connection
-//! checks (request budget, path), with each request's body under its read deadline and each
-//! response counted in flight until its body ends.
+//! The service one connection is served with: the MCP service behind the path check, with
+//! each request's body under its read deadline and each request counted in flight until its
+//! response's body ends (or is abandoned, which counts against the connection's budget).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -47,24 +47,16 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
 impl Guard {
     async fn serve(self, mut request: Request<Incoming>) -> Response<Tracked> {
         request.extensions_mut().insert(self.peer);
-        if !self.watch.admit() {
-            tracing::warn!(
-                rate = self.options.max_request_rate,
-                "a peer starts requests faster than its budget; closing its connection"
-            );
-            return refusal(StatusCode::TOO_MANY_REQUESTS, "too many requests\n");
-        }
-        if !self.serves(request.uri().path()) {
-            return refusal(StatusCode::NOT_FOUND, "not found\n");
-        }
+        // Dropped with this future if the peer resets the stream before the answer.
         let inflight = self.watch.begin();
+        if !self.serves(request.uri().path()) {
+            return refusal(StatusCode::NOT_FOUND, "not found\n", inflight);
+        }
         let deadline = Instant::now() + self.options.body_read_timeout;
-        let request = request.map(|body| TimedBody::new(body, deadline));
+        let abandon = inflight.abandon_handle();
+        let request = request.map(|body| TimedBody::new(body, deadline, abandon));
         let response = self.service.handle(request).await;
-        response.map(|body| Tracked {
-            body,
-            _inflight: Some(inflight),
-        })
+        response.map(|body| Tracked::new(body, inflight))
     }
 
     /// Whether `path` is the MCP endpoint, or one of the guard's metadata paths.
@@ -83,11 +75,9 @@ impl Guard {
 }
 
 /// A short plain-text answer of the server itself, not of the service.
-fn refusal(status: StatusCode, text: &'static str) -> Response<Tracked> {
-    let mut response = Response::new(Tracked {
-        body: ResponseBody::full(Bytes::from_static(text.as_bytes())),
-        _inflight: None,
-    });
+fn refusal(status: StatusCode, text: &'static str, inflight: Inflight) -> Response<Tracked> {
+    let body = ResponseBody::full(Bytes::from_static(text.as_bytes()));
+    let mut response = Response::new(Tracked::new(body, inflight));
     *response.status_mut() = status;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -96,11 +86,22 @@ fn refusal(status: StatusCode, text: &'static str) -> Response<Tracked> {
     response
 }
 
-/// A response body that keeps its request counted in flight until it ends or is dropped.
+/// A response body that keeps its request counted in flight until it ends or is dropped, and
+/// tells which.
 #[derive(Debug)]
 pub(crate) struct Tracked {
     body: ResponseBody,
-    _inflight: Option<Inflight>,
+    inflight: Inflight,
+}
+
+impl Tracked {
+    fn new(body: ResponseBody, mut inflight: Inflight) -> Self {
+        // An empty body is over before it starts: hyper may never poll it.
+        if body.is_end_stream() {
+            inflight.finish();
+        }
+        Tracked { body, inflight }
+    }
 }
 
 impl Body for Tracked {
@@ -111,7 +112,17 @@ impl Body for Tracked {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        let frame = Pin::new(&mut self.body).poll_frame(cx);
+        // The last frame, or none: hyper stops polling a body that says it has ended.
+        let ended = match &frame {
+            Poll::Ready(None) => true,
+            Poll::Ready(Some(_)) => self.body.is_end_stream(),
+            Poll::Pending => false,
+        };
+        if ended {
+            self.inflight.finish();
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {

@@ -29,10 +29,13 @@
 //!   `GOAWAY`). An open SSE stream is a request in flight;
 //! - a **connection cap** (10,000): at the cap, the server accepts no more until one ends,
 //!   and new connections wait in the listen backlog;
-//! - a **request budget** per connection (1,000 a second on average, two seconds' worth at
-//!   once): past it, 429 and the connection closed (HTTP/2: `GOAWAY`). h2 stops rapid resets
-//!   by itself only when they come unpaced (20 streams reset before they were accepted);
-//!   resets paced to stay under that counter ran 72,000 streams a second on one connection;
+//! - a **reset budget** per connection (100 requests a second abandoned before their response
+//!   ended, on average, 200 at once): past it, the connection is closed (HTTP/2: `GOAWAY`). h2
+//!   stops rapid resets by itself only when they come unpaced (20 streams reset before they
+//!   were accepted); resets paced by a PING round trip ran 72,000 streams a second on one
+//!   connection. Requests that run to their end are not limited: a flood of complete
+//!   requests is a rate limiter's to stop (tower's `RateLimit` in front of the service, or a
+//!   proxy), as one busy client legitimately runs thousands a second on one connection;
 //! - HTTP/2 limits set deliberately: 100 concurrent streams, hyper's reset counters, and a
 //!   ping every 20 s that finds peers gone without closing.
 //!
@@ -69,7 +72,7 @@ pub use crate::serve::options::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_H2_KEEP_ALIVE, DEFAULT_H2_MAX_CONCURRENT_STREAMS,
     DEFAULT_H2_MAX_LOCAL_ERROR_RESET_STREAMS, DEFAULT_H2_MAX_PENDING_ACCEPT_RESET_STREAMS,
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_REQUEST_RATE, DEFAULT_SHUTDOWN_GRACE, Options,
+    DEFAULT_MAX_RESET_RATE, DEFAULT_SHUTDOWN_GRACE, Options,
 };
 pub use crate::serve::signal::shutdown_signal;
 

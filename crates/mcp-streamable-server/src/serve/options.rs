@@ -30,12 +30,15 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// descriptor limit (`ulimit -n`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
-/// Most requests a connection may start per second, on average: its budget holds two
-/// seconds' worth, refilled at this rate. An MCP client sends a request per tool call or
-/// notification, far fewer than this; a peer opening and resetting HTTP/2 streams paced to
-/// stay under h2's own counters (a "rapid reset" flood) runs tens of thousands a second. Past
-/// the budget a request is answered 429 and the connection is closed (HTTP/2: `GOAWAY`).
-pub const DEFAULT_MAX_REQUEST_RATE: u32 = 1_000;
+/// Most requests per second a connection may abandon before their response ended, on average:
+/// its budget holds two seconds' worth, refilled at this rate. An HTTP/2 client abandons a
+/// request by resetting its stream (an HTTP/1.1 client can only close its connection): an MCP
+/// client does so when a user cancels a call, a few times a minute at most. A peer opening and
+/// resetting streams paced to stay under h2's own counter (which catches only streams reset
+/// before the server accepted them) ran 72,000 a second on one connection. Past the budget the
+/// connection is closed with `GOAWAY`. Requests that run to the end cost nothing: a busy client
+/// runs tens of thousands a second on one connection.
+pub const DEFAULT_MAX_RESET_RATE: u32 = 100;
 
 /// Most concurrent HTTP/2 streams per connection: a session's POSTs in flight plus its GET
 /// stream. hyper's default, 200, is well above what one MCP client needs; 100 is the value
@@ -56,7 +59,7 @@ pub const DEFAULT_H2_MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1_024;
 pub const DEFAULT_H2_KEEP_ALIVE: Duration = Duration::from_secs(20);
 
 /// How long requests in flight get to finish at shutdown, and how long a connection told to
-/// close (idle, or over its request budget) gets to end by itself before it is dropped.
+/// close (idle, or over its reset budget) gets to end by itself before it is dropped.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// What [`serve`](super::serve()) applies to the connections it serves: timeouts, caps and
@@ -80,7 +83,7 @@ pub struct Options {
     pub(crate) body_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
-    pub(crate) max_request_rate: u32,
+    pub(crate) max_reset_rate: u32,
     pub(crate) h2_max_concurrent_streams: u32,
     pub(crate) h2_max_pending_accept_reset_streams: usize,
     pub(crate) h2_max_local_error_reset_streams: usize,
@@ -96,7 +99,7 @@ impl Default for Options {
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_request_rate: DEFAULT_MAX_REQUEST_RATE,
+            max_reset_rate: DEFAULT_MAX_RESET_RATE,
             h2_max_concurrent_streams: DEFAULT_H2_MAX_CONCURRENT_STREAMS,
             h2_max_pending_accept_reset_streams: DEFAULT_H2_MAX_PENDING_ACCEPT_RESET_STREAMS,
             h2_max_local_error_reset_streams: DEFAULT_H2_MAX_LOCAL_ERROR_RESET_STREAMS,
@@ -143,11 +146,12 @@ impl Options {
         self
     }
 
-    /// Most requests per second a connection may start, on average, with two seconds' worth
-    /// as a burst ([`DEFAULT_MAX_REQUEST_RATE`]); past it: 429 and the connection closed. At
+    /// Most requests per second a connection may abandon before their response ended (HTTP/2
+    /// stream resets), on average, with two seconds' worth as a burst
+    /// ([`DEFAULT_MAX_RESET_RATE`]); past it, the connection is closed with `GOAWAY`. At
     /// least 1.
-    pub fn max_request_rate(mut self, per_second: u32) -> Self {
-        self.max_request_rate = per_second.max(1);
+    pub fn max_reset_rate(mut self, per_second: u32) -> Self {
+        self.max_reset_rate = per_second.max(1);
         self
     }
 

@@ -2,29 +2,37 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
+
+use crate::serve::watch::{Abandon, Watch};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A request body that fails with an `io::ErrorKind::TimedOut` error when it has not ended by
 /// its deadline, which the service answers 408. One deadline for the whole body, not one per
 /// chunk: a peer sending a byte a second would never miss a per-chunk one.
+///
+/// A body that fails by itself was abandoned by its peer (an HTTP/2 stream reset, a connection
+/// closed mid-body): that counts against the connection's reset budget.
 #[derive(Debug)]
 pub(crate) struct TimedBody<B> {
     inner: B,
     deadline: Pin<Box<Sleep>>,
     ended: bool,
+    abandon: (Abandon, Arc<Watch>),
 }
 
 impl<B> TimedBody<B> {
-    pub(crate) fn new(inner: B, deadline: Instant) -> Self {
+    pub(crate) fn new(inner: B, deadline: Instant, abandon: (Abandon, Arc<Watch>)) -> Self {
         TimedBody {
             inner,
             deadline: Box::pin(tokio::time::sleep_until(deadline)),
             ended: false,
+            abandon,
         }
     }
 }
@@ -45,7 +53,11 @@ where
             return Poll::Ready(None);
         }
         if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
-            self.ended = frame.is_none();
+            self.ended = !matches!(frame, Some(Ok(_)));
+            if matches!(frame, Some(Err(_))) {
+                let (abandon, watch) = &self.abandon;
+                abandon.record(watch);
+            }
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
         if self.deadline.as_mut().poll(cx).is_ready() {
@@ -92,10 +104,14 @@ mod tests {
         }
     }
 
+    fn watch() -> (Abandon, Arc<Watch>) {
+        Arc::new(Watch::new(10)).begin().abandon_handle()
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_body_that_does_not_end_in_time_fails_as_timed_out() {
         let deadline = Instant::now() + Duration::from_secs(30);
-        let mut body = TimedBody::new(Stalled(Some(Bytes::from_static(b"{"))), deadline);
+        let mut body = TimedBody::new(Stalled(Some(Bytes::from_static(b"{"))), deadline, watch());
         assert!(body.frame().await.unwrap().is_ok());
         let err = body.frame().await.unwrap().unwrap_err();
         let io = err.downcast_ref::<io::Error>().unwrap();
@@ -106,7 +122,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_body_in_time_is_passed_through() {
         let deadline = Instant::now() + Duration::from_secs(30);
-        let body = TimedBody::new(Full::new(Bytes::from_static(b"{}")), deadline);
+        let body = TimedBody::new(Full::new(Bytes::from_static(b"{}")), deadline, watch());
         assert_eq!(body.collect().await.unwrap().to_bytes(), "{}");
     }
 }

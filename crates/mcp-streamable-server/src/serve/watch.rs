@@ -1,5 +1,6 @@
 //! What one connection's task watches: the requests in flight (for the idle timeout) and the
-//! request budget (against paced rapid resets), with the signal that the connection must close.
+//! budget of requests abandoned before their response ended (against paced rapid resets), with
+//! the signal that the connection must close.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,7 +18,7 @@ pub(crate) struct Watch {
     /// Whether the connection ever carried a request.
     used: AtomicBool,
     budget: Mutex<Budget>,
-    /// Set when the peer went over its budget: the connection is to close.
+    /// Set when the peer abandoned more requests than its budget: the connection is to close.
     over_budget: AtomicBool,
     changed: Notify,
 }
@@ -34,15 +35,17 @@ impl Watch {
         }
     }
 
-    /// Takes one request from the budget; `false`, and the connection marked to close, when
-    /// the peer has none left.
-    pub(crate) fn admit(&self) -> bool {
-        self.used.store(true, Ordering::Relaxed);
-        let admitted = self.budget.lock().unwrap().take(Instant::now());
-        if !admitted && !self.over_budget.swap(true, Ordering::Relaxed) {
+    /// Takes one abandoned request from the budget; when the peer has none left, marks the
+    /// connection to close.
+    fn abandoned(&self) {
+        let allowed = self.budget.lock().unwrap().take(Instant::now());
+        if !allowed && !self.over_budget.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "a peer abandons requests faster than its budget (HTTP/2 rapid reset?); \
+                 closing its connection"
+            );
             self.changed.notify_one();
         }
-        admitted
     }
 
     /// Whether the peer went over its budget.
@@ -55,10 +58,16 @@ impl Watch {
         self.used.load(Ordering::Relaxed)
     }
 
-    /// Counts a request in flight until the token is dropped (with its response's body).
+    /// Counts a request in flight until the token is dropped (with its response's body); a
+    /// token dropped before [`Inflight::finish`] counts against the budget.
     pub(crate) fn begin(self: &std::sync::Arc<Self>) -> Inflight {
+        self.used.store(true, Ordering::Relaxed);
         self.inflight.fetch_add(1, Ordering::Relaxed);
-        Inflight(std::sync::Arc::clone(self))
+        Inflight {
+            watch: std::sync::Arc::clone(self),
+            finished: false,
+            abandon: Abandon(std::sync::Arc::default()),
+        }
     }
 
     /// When the connection went idle; `None` while a request is in flight.
@@ -74,21 +83,56 @@ impl Watch {
 }
 
 /// One request in flight on its connection: from the service's call to the end of the
-/// response's body.
+/// response's body. Dropped unfinished, the peer abandoned it: it reset the stream (HTTP/2) or
+/// closed the connection before the response ended.
 #[derive(Debug)]
-pub(crate) struct Inflight(std::sync::Arc<Watch>);
+pub(crate) struct Inflight {
+    watch: std::sync::Arc<Watch>,
+    finished: bool,
+    abandon: Abandon,
+}
 
-impl Drop for Inflight {
-    fn drop(&mut self) {
-        let watch = &self.0;
-        let mut since = watch.idle_since.lock().unwrap();
-        if watch.inflight.fetch_sub(1, Ordering::Relaxed) == 1 {
-            *since = Instant::now();
+impl Inflight {
+    /// The response was written to its end.
+    pub(crate) fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// A handle that records this request as abandoned (its body failed), once.
+    pub(crate) fn abandon_handle(&self) -> (Abandon, std::sync::Arc<Watch>) {
+        (self.abandon.clone(), std::sync::Arc::clone(&self.watch))
+    }
+}
+
+/// Whether a request was counted as abandoned already: by its body, or by its token.
+#[derive(Debug, Clone)]
+pub(crate) struct Abandon(std::sync::Arc<AtomicBool>);
+
+impl Abandon {
+    /// Counts the request against `watch`'s budget, unless it was counted already.
+    pub(crate) fn record(&self, watch: &Watch) {
+        if !self.0.swap(true, Ordering::Relaxed) {
+            watch.abandoned();
         }
     }
 }
 
-/// A token bucket: `2 * rate` requests at once, refilled at `rate` a second.
+impl Drop for Inflight {
+    fn drop(&mut self) {
+        let watch = &self.watch;
+        {
+            let mut since = watch.idle_since.lock().unwrap();
+            if watch.inflight.fetch_sub(1, Ordering::Relaxed) == 1 {
+                *since = Instant::now();
+            }
+        }
+        if !self.finished {
+            self.abandon.record(watch);
+        }
+    }
+}
+
+/// A token bucket: `2 * rate` at once, refilled at `rate` a second.
 #[derive(Debug)]
 struct Budget {
     rate: f64,
@@ -157,11 +201,17 @@ mod tests {
     }
 
     #[test]
-    fn going_over_budget_marks_the_connection() {
-        let watch = Watch::new(1);
-        assert!(watch.admit() && watch.admit());
+    fn abandoned_requests_past_the_budget_mark_the_connection() {
+        let watch = Arc::new(Watch::new(1));
+        let mut done = watch.begin();
+        done.finish();
+        drop(done);
+        assert!(watch.used() && !watch.over_budget());
+        // Two abandoned at once are the burst; the third is one too many.
+        drop(watch.begin());
+        drop(watch.begin());
         assert!(!watch.over_budget());
-        assert!(!watch.admit());
-        assert!(watch.over_budget() && watch.used());
+        drop(watch.begin());
+        assert!(watch.over_budget());
     }
 }

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use http::StatusCode;
+use mcp_streamable_server::Config;
 use mcp_streamable_server::serve::{Options, shutdown_signal};
-use mcp_streamable_server::{Config, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -59,5 +59,4 @@ async fn s24_axum_with_shutdown_signal_returns_with_a_get_stream_open() {
     assert!(returned.is_ok(), "axum's serve still waits");
     returned.unwrap().unwrap().unwrap();
     assert_eq!(service.session_count(), 0);
-    let _: &StreamableHttpService = &service;
 }
