@@ -61,15 +61,17 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 /// live as long as the application keeps them, a few hundred bytes per session: an application
 /// that has no use for them drops them.
 ///
-/// It is both a hyper `Service` and a `tower::Service`: serve it with hyper directly, or
-/// mount it in an axum `Router`. It serves whatever path it is mounted at.
+/// It is both a hyper `Service` and a `tower::Service`: serve it with [`serve`](mod@crate::serve)
+/// (feature `serve`, on by default: timeouts, a connection cap and graceful shutdown set for
+/// production), with a hyper loop of your own (give its builder a timer, or hyper's header read
+/// timeout does nothing), or mount it in an axum `Router`. It serves whatever path it is
+/// mounted at.
 ///
 /// ```no_run
-/// use hyper_util::rt::{TokioExecutor, TokioIo};
-/// use hyper_util::server::conn::auto;
 /// use mcp_streamable_server::{Config, ServerConnection, StreamableHttpService};
 /// use mcp_transport::Connection;
 ///
+/// # #[cfg(feature = "serve")]
 /// # async fn run() -> std::io::Result<()> {
 /// let service = StreamableHttpService::new(Config::default(), |mut conn: ServerConnection, _parts| async move {
 ///     while let Ok(Some(message)) = conn.recv().await {
@@ -78,16 +80,11 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 ///     }
 /// });
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// loop {
-///     let (tcp, _) = listener.accept().await?;
-///     tcp.set_nodelay(true)?;
-///     let service = service.clone();
-///     tokio::spawn(async move {
-///         let _ = auto::Builder::new(TokioExecutor::new())
-///             .serve_connection(TokioIo::new(tcp), service)
-///             .await;
-///     });
-/// }
+/// let ctrl_c = async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// };
+/// mcp_streamable_server::serve::serve(listener, service, ctrl_c).await;
+/// # Ok(())
 /// # }
 /// ```
 ///
