@@ -1,7 +1,7 @@
 //! The readers of the server's replies: the answer to a POST is accepted (202), a JSON body, or
-//! an SSE stream (C2), read in a task of its own. A reader is handed the [`Tracker`] of the
-//! request it must answer and the [`Recovery`] to use when its stream breaks; it knows nothing
-//! of the lanes that send.
+//! an SSE stream (C2), read in a task of its own (a JSON body that came whole with its head is
+//! read at once). A reader is handed the [`Tracker`] of the request it must answer and the
+//! [`Recovery`] to use when its stream breaks; it knows nothing of the lanes that send.
 
 mod json;
 mod recovery;
