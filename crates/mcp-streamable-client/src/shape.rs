@@ -95,6 +95,12 @@ pub(crate) fn declared_version(params: Option<&RawValue>) -> Option<String> {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
         version: Option<Cow<'a, str>>,
     }
+    // Most messages declare nothing: without `_meta` in its bytes, or a `\u` escape that could
+    // spell it, params need no parsing.
+    let text = params?.get();
+    if !text.contains("_meta") && !text.contains("\\u") {
+        return None;
+    }
     let meta: Meta<'_> = serde_json::from_str(members(params).meta?.get()).ok()?;
     meta.version.map(Cow::into_owned)
 }
@@ -332,6 +338,12 @@ mod tests {
         assert_eq!(declared(json!({"_meta": null})), None);
         assert_eq!(declared(json!(["_meta"])), None);
         assert_eq!(declared_version(None), None);
+        // A key spelt with escapes is the same key.
+        let escaped = RawValue::from_string(
+            r#"{"\u005fmeta": {"io.modelcontextprotocol/protocolVersion": "v"}}"#.to_owned(),
+        )
+        .unwrap();
+        assert_eq!(declared_version(Some(&escaped)), Some("v".to_owned()));
     }
 
     #[test]

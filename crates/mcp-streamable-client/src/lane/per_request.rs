@@ -65,12 +65,13 @@ pub(crate) async fn request(
     let mut tries = 0;
     loop {
         tries += 1;
-        let mut sent = request.clone();
-        sent.params = Some(shape::fill(
-            sent.params.as_deref(),
+        // A new request around the filled params: the application's params are not copied.
+        let params = shape::fill(
+            request.params.as_deref(),
             version.as_str(),
             &inner.config().identity,
-        )?);
+        )?;
+        let sent = Request::new(request.id.clone(), request.method.clone(), Some(params));
         let meta = MetaHeaders::new(&sent.method, sent.params.as_deref(), version.as_str())?;
         let refused = match send(inner, sent, meta, &mut ticket).await {
             Err(e) if probe && matches!(e.status().map(|s| s.as_u16()), Some(400 | 404 | 405)) => {

@@ -1,7 +1,7 @@
 //! The readers of the server's replies: the answer to a POST is accepted (202), a JSON body, or
-//! an SSE stream (C2), read in a task of its own. A reader is handed the [`Tracker`] of the
-//! request it must answer and the [`Recovery`] to use when its stream breaks; it knows nothing
-//! of the lanes that send.
+//! an SSE stream (C2), read in a task of its own (a JSON body that came whole with its head is
+//! read at once). A reader is handed the [`Tracker`] of the request it must answer and the
+//! [`Recovery`] to use when its stream breaks; it knows nothing of the lanes that send.
 
 mod json;
 mod recovery;
@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 
@@ -29,8 +30,8 @@ pub(crate) use tracker::Tracker;
 pub(crate) type Reading = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Takes the answer to a POST sent in `session`: reads its body in a task of its own when it
-/// has one, so that the send resolves as soon as the server accepted the message. A broken
-/// stream is resumed (C4).
+/// has one, so that the send resolves as soon as the server accepted the message (a JSON body
+/// that has already come whole is read at once instead). A broken stream is resumed (C4).
 pub(crate) fn accept(
     inner: &Arc<Inner>,
     response: Response<Incoming>,
@@ -44,10 +45,27 @@ pub(crate) fn accept(
         }
         return Ok(());
     }
+    let json = headers::format(response.headers()) == Format::Json;
     if let Some(reading) = reader(inner, response, session, tracker, Recovery::Resume)? {
-        tokio::spawn(reading);
+        if json {
+            run_or_spawn(reading);
+        } else {
+            tokio::spawn(reading);
+        }
     }
     Ok(())
+}
+
+/// Runs `reading` here until it would wait, and gives it a task of its own only then. A JSON
+/// reply has usually come whole with its headers (its connection's task read the body with
+/// them), so it is read and delivered at once, without a task spawned per reply; an SSE stream
+/// goes on after its first event, and is spawned at once instead.
+fn run_or_spawn(mut reading: Reading) {
+    // A future that returns pending has registered its waker, here a no-op one: the task
+    // polls it again at once, which registers the task's.
+    if (&mut reading).now_or_never().is_none() {
+        tokio::spawn(reading);
+    }
 }
 
 /// The reader of a successful answer's body, by its format; `None` when there is nothing to

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::FutureExt;
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming};
 use mcp_jsonrpc::Message;
 use mcp_sse::{Event, Scanner};
 use tokio::sync::watch;
@@ -53,17 +54,21 @@ enum Read {
 impl SseStream {
     /// The stream answering a POST, which must carry the response `tracker` waits for, and
     /// recovers as `recovery` says.
+    ///
+    /// Boxed, as every stream is: its reader holds a pointer rather than the stream itself,
+    /// which keeps the reader's future, allocated once per reply, small enough for the
+    /// allocator's fast path.
     pub(crate) fn for_post(
         inner: Arc<Inner>,
         session: SessionHeaders,
         tracker: Tracker,
         recovery: Recovery,
-    ) -> Self {
+    ) -> Box<Self> {
         SseStream::new(inner, false, session, tracker, recovery)
     }
 
     /// The standalone GET stream of `session`.
-    pub(crate) fn standalone(inner: Arc<Inner>, session: SessionHeaders) -> Self {
+    pub(crate) fn standalone(inner: Arc<Inner>, session: SessionHeaders) -> Box<Self> {
         SseStream::new(inner, true, session, Tracker::default(), Recovery::Resume)
     }
 
@@ -73,10 +78,10 @@ impl SseStream {
         session: SessionHeaders,
         tracker: Tracker,
         recovery: Recovery,
-    ) -> Self {
+    ) -> Box<Self> {
         let scanner = Scanner::with_max_event_size(inner.config().max_event_size);
         let budget = Budget::new(&inner.config().reconnect);
-        SseStream {
+        Box::new(SseStream {
             inner,
             standalone,
             session,
@@ -85,22 +90,46 @@ impl SseStream {
             budget,
             recovery,
             held: None,
-        }
+        })
     }
 
     /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
     /// stream), reconnecting until it is over.
-    pub(crate) async fn run(mut self, first: Option<Incoming>) {
-        if self.resends()
-            && let Some(first) = first
-        {
+    pub(crate) async fn run(mut self: Box<Self>, first: Option<Incoming>) {
+        let Some(first) = first else {
+            return Box::pin(self.reconnect(None, false)).await;
+        };
+        if self.resends() {
             return Box::pin(self.run_resending(first)).await;
         }
+        // The usual life of a POST's stream, one connection that carries the response, is
+        // kept apart from the reconnections, boxed: their state would enlarge every reader's.
         let mut shutdown = self.inner.shutdown_signal();
-        let mut connected_before = first.is_some();
+        let progress = match self.read(first, &mut shutdown).await {
+            Read::Stop => return,
+            Read::Ended(progress) => progress,
+        };
+        if !self.standalone && self.tracker.is_done() {
+            return;
+        }
+        Box::pin(self.reconnect(Some(shutdown), progress)).await;
+    }
+
+    /// Resumes the stream until it is over, after a first connection that ended (`progress`
+    /// when it moved the stream on), or from the start for the standalone stream.
+    async fn reconnect(
+        mut self: Box<Self>,
+        shutdown: Option<watch::Receiver<bool>>,
+        progress: bool,
+    ) {
+        let mut connected_before = shutdown.is_some();
+        let mut shutdown = shutdown.unwrap_or_else(|| self.inner.shutdown_signal());
+        if progress {
+            self.budget.refill();
+        }
         // The last reconnection could not reach the server.
         let mut unreachable = false;
-        let mut body = first;
+        let mut body = None;
         loop {
             if let Some(connection) = body.take() {
                 match self.read(connection, &mut shutdown).await {
@@ -202,7 +231,7 @@ impl SseStream {
     /// Reads the stream of a per-request request (M7). Such a stream is not resumable: when it
     /// ends before the response, the request is sent again under a new id, after the
     /// reconnection policy's backoff and within its budget, until a reply carries the response.
-    async fn run_resending(mut self, first: Incoming) {
+    async fn run_resending(mut self: Box<Self>, first: Incoming) {
         let mut shutdown = self.inner.shutdown_signal();
         let mut body = first;
         loop {
@@ -323,7 +352,7 @@ impl SseStream {
                 None => tokio::select! {
                     biased;
                     _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
-                    frame = body.frame() => frame,
+                    frame = body.frame() => data_of(frame),
                     () = silence.too_long(timer.as_mut()) => {
                         tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
                         break;
@@ -337,10 +366,8 @@ impl SseStream {
                     tracing::debug!(error = %e, standalone = self.standalone, "event stream broken");
                     break;
                 }
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => data,
-                    Err(_) => continue,
-                },
+                Some(Ok(None)) => continue,
+                Some(Ok(Some(data))) => data,
             };
             self.scanner.feed(&data);
             loop {
@@ -348,7 +375,13 @@ impl SseStream {
                     Ok(None) => break,
                     Ok(Some(event)) => {
                         moved |= event.id.is_some();
-                        match self.on_event(event).await {
+                        if !carries_messages(&event) {
+                            continue;
+                        }
+                        // Boxed: handling the messages is the largest state of a reader, and
+                        // the reader of every reply is allocated whole; a small box per event
+                        // costs less than a large reader.
+                        match Box::pin(self.on_event(event)).await {
                             // A per-request stream carries nothing after its response (M6): it
                             // is over, and its connection can go.
                             Some(_) if self.resends() && self.tracker.is_done() => {
@@ -359,22 +392,8 @@ impl SseStream {
                         }
                     }
                     Err(e) => {
-                        if !self.release().await {
-                            return Read::Stop;
-                        }
-                        let limit = self.scanner.max_event_size();
-                        tracing::warn!(limit, "server sent an event larger than the limit");
-                        let error = Error::new(Kind::TooLarge { limit }).with(e);
-                        if !self.inner.deliver(Err(error.into())).await {
-                            return Read::Stop;
-                        }
-                        if !self.standalone {
-                            // The response may have been that event: it cannot come now, and
-                            // resuming would replay it.
-                            let reason = format!(
-                                "the stream carried an event larger than the limit of {limit} bytes"
-                            );
-                            self.give_up(&reason).await;
+                        // Boxed, as rare: its state would enlarge every reader's.
+                        if !Box::pin(self.too_large(e)).await {
                             return Read::Stop;
                         }
                     }
@@ -385,7 +404,7 @@ impl SseStream {
                 // task has read that end, the connection goes back to the pool before the
                 // caller, woken by the response, sends its next request on another.
                 tokio::task::yield_now().await;
-                ahead = body.frame().now_or_never();
+                ahead = body.frame().now_or_never().map(data_of);
                 if !self.release().await {
                     return Read::Stop;
                 }
@@ -396,6 +415,29 @@ impl SseStream {
         Read::Ended(delivered || moved)
     }
 
+    /// Reports an event over the size limit; false when reading must stop: nobody reads, or
+    /// the stream of a POST can no longer carry its response.
+    async fn too_large(&mut self, e: mcp_sse::ScanError) -> bool {
+        if !self.release().await {
+            return false;
+        }
+        let limit = self.scanner.max_event_size();
+        tracing::warn!(limit, "server sent an event larger than the limit");
+        let error = Error::new(Kind::TooLarge { limit }).with(e);
+        if !self.inner.deliver(Err(error.into())).await {
+            return false;
+        }
+        if !self.standalone {
+            // The response may have been that event: it cannot come now, and resuming would
+            // replay it.
+            let reason =
+                format!("the stream carried an event larger than the limit of {limit} bytes");
+            self.give_up(&reason).await;
+            return false;
+        }
+        true
+    }
+
     /// Delivers the response held back, if any; false once nobody reads.
     async fn release(&mut self) -> bool {
         match self.held.take() {
@@ -404,16 +446,9 @@ impl SseStream {
         }
     }
 
-    /// Handles one event: `Some(true)` if it held messages, `None` once nobody reads.
+    /// Handles an event that [carries messages](carries_messages): `Some(true)` if it held
+    /// some, `None` once nobody reads.
     async fn on_event(&mut self, event: Event) -> Option<bool> {
-        if event.data.is_empty() {
-            // A priming event: its id and retry are the scanner's business, not a message.
-            return Some(false);
-        }
-        if let Some(name) = event.name.as_deref().filter(|n| *n != "message") {
-            tracing::debug!(name, "ignoring an event that is not a message");
-            return Some(false);
-        }
         match mcp_jsonrpc::parse(event.data.as_bytes()) {
             Ok(body) => {
                 for msg in body {
@@ -438,4 +473,25 @@ impl SseStream {
             }
         }
     }
+}
+
+/// The data of a frame of the stream (`Ok(None)` for trailers), kept apart from the frame,
+/// which is several times larger with the trailers it may hold and lives across awaits.
+fn data_of(
+    frame: Option<Result<Frame<Bytes>, hyper::Error>>,
+) -> Option<Result<Option<Bytes>, hyper::Error>> {
+    frame.map(|frame| frame.map(|frame| frame.into_data().ok()))
+}
+
+/// Whether an event is one of messages: not a priming event (empty data), whose id and retry
+/// are the scanner's business, nor an event of another name.
+fn carries_messages(event: &Event) -> bool {
+    if event.data.is_empty() {
+        return false;
+    }
+    if let Some(name) = event.name.as_deref().filter(|n| *n != "message") {
+        tracing::debug!(name, "ignoring an event that is not a message");
+        return false;
+    }
+    true
 }

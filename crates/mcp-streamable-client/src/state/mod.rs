@@ -8,9 +8,11 @@ mod session;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::{Future, ready};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures_util::future::Either;
 use mcp_jsonrpc::{ErrorObject, Id, Message, Response};
 use tokio::sync::{RwLock, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -117,20 +119,31 @@ impl Inner {
     }
 
     /// Hands a message or a recoverable error to `recv`, or a response to the caller waiting
-    /// for it; false once nobody will read it.
-    pub(crate) async fn deliver(&self, item: Delivery) -> bool {
+    /// for it; resolves to false once nobody will read it.
+    ///
+    /// The handing over is done here, before the future is polled, unless the inbox is full:
+    /// only then is there something to wait for, in a boxed future. Every reader holds this
+    /// future inline, and the reader of each reply is allocated whole, so it is kept to a few
+    /// words.
+    pub(crate) fn deliver(&self, item: Delivery) -> impl Future<Output = bool> + Send + '_ {
         let item = match item {
             Ok(Message::Response(response)) => match self.caller_of(&response) {
                 Some(caller) => {
                     // A caller that gave up meanwhile drops it, as `recv` would not see it.
                     let _ = caller.send(response);
-                    return true;
+                    return Either::Left(ready(true));
                 }
                 None => Ok(response.into()),
             },
             other => other,
         };
-        self.inbox.send(item).await.is_ok()
+        match self.inbox.try_send(item) {
+            Ok(()) => Either::Left(ready(true)),
+            Err(mpsc::error::TrySendError::Closed(_)) => Either::Left(ready(false)),
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                Either::Right(Box::pin(async move { self.inbox.send(item).await.is_ok() }))
+            }
+        }
     }
 
     fn caller_of(&self, response: &Response) -> Option<oneshot::Sender<Response>> {
