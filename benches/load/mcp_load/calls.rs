@@ -104,12 +104,13 @@ pub(crate) async fn run(plan: Plan) -> anyhow::Result<CallsReport> {
     })
 }
 
-/// One session: initialize, wait for the others, call until told to stop, end the session.
+/// One session: initialize (unless per-request), wait for the others, call until told to stop,
+/// end the session.
 async fn session(n: usize, target: Target, phase: Arc<AtomicU8>, ready: Arc<Barrier>) -> Tally {
     let mut tally = Tally::default();
     let started = async {
         let mut session = Session::connect(&target).await?;
-        session.initialize().await?;
+        session.start().await?;
         anyhow::Ok(session)
     }
     .await;

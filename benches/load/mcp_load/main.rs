@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mcp-load --url URL [--mode calls] [--concurrency C] [--duration T] [--warmup W]
-//!          [--server-pid PID] [--json]
+//!          [--server-pid PID] [--protocol 2026-07-28] [--json]
 //! mcp-load --url URL --mode idle --server-pid PID [--sessions N] [--close] [--json]
 //! mcp-load --url URL --mode stream --server-pid PID [--notifications N] [--batch K] [--json]
 //! ```
@@ -15,7 +15,11 @@
 //!   warm-up then `T` measured seconds. Every reply, JSON or SSE, is checked to be the result
 //!   of its own request; a wrong or missing one is an error. Reports requests per second,
 //!   p50, p99 and max latency, errors, and with `--server-pid` the server's CPU time per
-//!   request (`utime + stime` of `/proc/PID/stat` over the window).
+//!   request (`utime + stime` of `/proc/PID/stat` over the window). With `--protocol
+//!   2026-07-28` there are no sessions: `C` connections each call in a closed loop the
+//!   per-request way (no `initialize`; `_meta` with the version, client capabilities and
+//!   client info in every request; `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+//!   headers).
 //! - `idle`: opens `N` sessions (the first is a warm-up), reads the server's `VmRSS` before
 //!   and after, and reports KiB per session; `--close` closes each session's connection once
 //!   it is initialized, to count the session alone.
@@ -38,6 +42,7 @@ mod parse;
 mod calls;
 mod errors;
 mod idle;
+mod per_request;
 mod procfs;
 mod reply;
 mod session;
@@ -53,7 +58,8 @@ use crate::session::Target;
 
 const USAGE: &str = "usage: mcp-load --url URL [--mode calls|idle|stream] [--concurrency C] \
                      [--duration SECS] [--warmup SECS] [--server-pid PID] [--sessions N] \
-                     [--close] [--notifications N] [--batch K] [--bearer TOKEN] [--json]";
+                     [--close] [--notifications N] [--batch K] [--protocol 2026-07-28] \
+                     [--bearer TOKEN] [--json]";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -76,6 +82,8 @@ struct Options {
     batch: u64,
     json: bool,
     bearer: Option<String>,
+    /// `--protocol 2026-07-28`: calls the per-request way, without sessions.
+    per_request: bool,
 }
 
 fn parse_args() -> anyhow::Result<Options> {
@@ -92,6 +100,7 @@ fn parse_args() -> anyhow::Result<Options> {
         batch: 5_000,
         bearer: None,
         json: false,
+        per_request: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -116,6 +125,17 @@ fn parse_args() -> anyhow::Result<Options> {
             "--batch" => options.batch = number(&arg, &value()?)?,
             "--json" => options.json = true,
             "--bearer" => options.bearer = Some(value()?),
+            "--protocol" => {
+                let version = value()?;
+                if version != per_request::VERSION.as_str() {
+                    bail!(
+                        "--protocol takes {} (the per-request protocol), not {version:?}: \
+                         without it, sessions of 2025-06-18",
+                        per_request::VERSION.as_str()
+                    );
+                }
+                options.per_request = true;
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -125,6 +145,9 @@ fn parse_args() -> anyhow::Result<Options> {
     }
     if options.url.is_empty() {
         bail!("--url is required\n{USAGE}");
+    }
+    if options.per_request && options.mode != Mode::Calls {
+        bail!("--protocol 2026-07-28 has no sessions: it goes with --mode calls only");
     }
     if options.concurrency == 0 || options.sessions < 2 || options.batch == 0 {
         bail!("--concurrency and --batch must be at least 1, --sessions at least 2");
@@ -137,6 +160,9 @@ fn main() -> anyhow::Result<()> {
     let mut target = Target::parse(&options.url)?;
     if let Some(token) = &options.bearer {
         target = target.bearer(token)?;
+    }
+    if options.per_request {
+        target = target.per_request();
     }
     // One thread: the load generator gets one core, and this is the cheapest way to use it.
     let runtime = tokio::runtime::Builder::new_current_thread()

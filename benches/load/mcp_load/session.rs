@@ -1,20 +1,25 @@
 //! One MCP session over one HTTP/1.1 connection (plain hyper, `TCP_NODELAY`): `initialize`,
-//! `notifications/initialized`, then requests, each answered in JSON or SSE.
+//! `notifications/initialized`, then requests, each answered in JSON or SSE. Or, against a
+//! per-request target (2026-07-28), no session at all: each request on the connection stands
+//! alone, carrying its `_meta` and mirrored headers (`per_request.rs`).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail, ensure};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HOST};
-use http::{HeaderValue, Method, Request, StatusCode, Uri};
+use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use mcp_jsonrpc::Response;
+use mcp_streamable_protocol::headers::{MCP_METHOD, MCP_NAME};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::per_request;
 use crate::reply::{self, Kind};
 
 /// The protocol version the load generator asks for: one every server under test speaks.
@@ -32,6 +37,8 @@ pub(crate) struct Target {
     path: String,
     /// `Authorization: Bearer <token>` on every request, for a protected server.
     authorization: Option<HeaderValue>,
+    /// The per-request protocol's `"_meta":{...}` member, when requests are sent that way.
+    per_request: Option<Arc<str>>,
 }
 
 impl Target {
@@ -53,7 +60,20 @@ impl Target {
             authority,
             path,
             authorization: None,
+            per_request: None,
         })
+    }
+
+    /// Speaks the per-request protocol of 2026-07-28 to this target: no `initialize`, no
+    /// session, `_meta` and the mirrored headers on every request.
+    pub(crate) fn per_request(mut self) -> Target {
+        self.per_request = Some(per_request::meta_member().into());
+        self
+    }
+
+    /// Whether requests are sent the per-request way.
+    pub(crate) fn is_per_request(&self) -> bool {
+        self.per_request.is_some()
     }
 
     /// Sends `Authorization: Bearer <token>` on every request.
@@ -116,6 +136,15 @@ impl Session {
         Ok(other)
     }
 
+    /// Makes the connection ready for calls: `initialize` and `notifications/initialized`, or
+    /// nothing for a per-request target, which has no session to start.
+    pub(crate) async fn start(&mut self) -> anyhow::Result<()> {
+        if self.target.is_per_request() {
+            return Ok(());
+        }
+        self.initialize().await
+    }
+
     /// `initialize` and `notifications/initialized`.
     pub(crate) async fn initialize(&mut self) -> anyhow::Result<()> {
         let id = self.take_id();
@@ -151,10 +180,24 @@ impl Session {
     /// Calls `tools/call echo {text}`, checks the result and returns when it came.
     pub(crate) async fn echo(&mut self, text: &str) -> anyhow::Result<Reply> {
         let id = self.take_id();
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
-        );
-        let response = self.post(body).await?;
+        let response = match &self.target.per_request {
+            None => {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
+                );
+                self.post(body).await?
+            }
+            Some(meta) => {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}},{meta}}}}}"#
+                );
+                let mirrored = [
+                    (MCP_METHOD, HeaderValue::from_static("tools/call")),
+                    (MCP_NAME, HeaderValue::from_static("echo")),
+                ];
+                self.post_with(body, mirrored).await?
+            }
+        };
         let reply = read_reply(response, id).await?;
         check_text(&reply.result, text)?;
         Ok(reply)
@@ -211,11 +254,16 @@ impl Session {
     }
 
     fn request(&self, method: Method) -> http::request::Builder {
+        let version = if self.target.is_per_request() {
+            per_request::version_header()
+        } else {
+            self.version.clone()
+        };
         let mut builder = Request::builder()
             .method(method)
             .uri(self.target.path.as_str())
             .header(HOST, self.target.host.clone())
-            .header(PROTOCOL_VERSION_HEADER, self.version.clone());
+            .header(PROTOCOL_VERSION_HEADER, version);
         if let Some(value) = &self.target.authorization {
             builder = builder.header(http::header::AUTHORIZATION, value.clone());
         }
@@ -226,11 +274,23 @@ impl Session {
     }
 
     async fn post(&mut self, body: String) -> anyhow::Result<http::Response<Incoming>> {
-        let request = self
+        self.post_with(body, []).await
+    }
+
+    /// POSTs `body` with the session's headers and `extra` ones.
+    async fn post_with<const N: usize>(
+        &mut self,
+        body: String,
+        extra: [(HeaderName, HeaderValue); N],
+    ) -> anyhow::Result<http::Response<Incoming>> {
+        let mut builder = self
             .request(Method::POST)
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(Full::new(Bytes::from(body)))?;
+            .header(ACCEPT, "application/json, text/event-stream");
+        for (name, value) in extra {
+            builder = builder.header(name, value);
+        }
+        let request = builder.body(Full::new(Bytes::from(body)))?;
         self.sender.ready().await?;
         Ok(self.sender.send_request(request).await?)
     }

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mcp-load-suite [--output BENCHMARKS.md] [--duration 5] [--warmup 1] [--runs 3]
-//!                [--concurrency 1,16,64] [--servers ours,ours-json,ours-stateless,rmcp,ceiling]
+//!                [--concurrency 1,16,64] [--servers ours,ours-json,ours-stateless,rmcp,...]
 //!                [--idle-sessions 10000] [--notifications 1000000]
 //!                [--client-callers 16] [--clients ours,rmcp,rmcp-pooled] [--no-pin]
 //!                [--quiet-wait 30] [--bin-dir DIR] [--echo-server PATH]
@@ -14,9 +14,11 @@
 //!
 //! 1. Throughput: every server is started, then each run of `mcp-load --mode calls` goes
 //!    through the servers in turn (interleaved, so that a slow minute of a shared machine
-//!    does not land on one server only), at each concurrency, `--runs` times.
-//! 2. Idle sessions: ours and rmcp, each freshly started, with `--idle-sessions` sessions,
-//!    their connections kept open, then closed.
+//!    does not land on one server only), at each concurrency, `--runs` times. The `-26`
+//!    servers are spoken to the per-request way of 2026-07-28 (`mcp-load --protocol
+//!    2026-07-28`), the others with sessions.
+//! 2. Idle sessions: ours, rmcp and tower-mcp, each freshly started, with `--idle-sessions`
+//!    sessions, their connections kept open, then closed.
 //! 3. The standalone stream: `mcp-flood`, freshly started, sends `--notifications`
 //!    notifications to one session.
 //! 4. Client throughput: our echo server, freshly started, and `mcp-client-load` for each of
@@ -95,8 +97,10 @@ fn parse_args() -> anyhow::Result<Options> {
         warmup: 1.0,
         runs: 3,
         concurrency: vec![1, 16, 64],
-        servers: ["ours", "ours-json", "ours-stateless", "rmcp", "ceiling"]
+        servers: servers::SERVERS
             .iter()
+            .map(|s| s.key)
+            .filter(|key| *key != "ours-no-store")
             .filter_map(|key| servers::find(key))
             .collect(),
         idle_sessions: 10_000,
@@ -193,11 +197,16 @@ fn main() -> anyhow::Result<()> {
         results.calls = throughput(&options, &launcher, &mut quiet)?;
     }
     if options.idle_sessions >= 2 {
-        let ours = servers::find("ours").context("a known server")?;
-        let rmcp = servers::find("rmcp").context("a known server")?;
-        // Ours and rmcp with connections kept open, then closed.
-        let runs = [(ours, false), (ours, true), (rmcp, false), (rmcp, true)];
-        for (kind, close) in runs {
+        // Ours, rmcp and tower-mcp with connections kept open, then closed.
+        for (key, close) in [
+            ("ours", false),
+            ("ours", true),
+            ("rmcp", false),
+            ("rmcp", true),
+            ("tower-mcp", false),
+            ("tower-mcp", true),
+        ] {
+            let kind = servers::find(key).context("a known server")?;
             quiet.wait();
             match idle(&launcher, kind, options.idle_sessions, close) {
                 Ok(report) => results.idle.push((kind.label, report)),
@@ -257,7 +266,7 @@ fn throughput(
         for &concurrency in &options.concurrency {
             for (kind, server) in &running {
                 quiet.wait();
-                let args = [
+                let mut args = vec![
                     "--url".to_owned(),
                     server.url.clone(),
                     "--concurrency".to_owned(),
@@ -269,10 +278,11 @@ fn throughput(
                     "--server-pid".to_owned(),
                     server.pid.to_string(),
                 ];
+                args.extend(kind.family.load_args().iter().map(|a| (*a).to_owned()));
                 match launcher.load::<CallsReport>(&args) {
                     Ok(report) => {
                         eprintln!(
-                            "run {run}, {:<26} C={concurrency:<3} {:>7.0} req/s  p99 {:>6.0} µs  \
+                            "run {run}, {:<40} C={concurrency:<3} {:>7.0} req/s  p99 {:>6.0} µs  \
                              CPU {:>5.1} µs/req  errors {}",
                             kind.label,
                             report.rps,
@@ -321,7 +331,7 @@ fn idle(
     }
     let report: IdleReport = launcher.load(&args)?;
     eprintln!(
-        "idle, {:<26} connections {}: {:.2} KiB/session ({} sessions, {} errors)",
+        "idle, {:<32} connections {}: {:.2} KiB/session ({} sessions, {} errors)",
         kind.label,
         if close { "closed" } else { "open  " },
         report.kib_per_session,
@@ -373,7 +383,12 @@ fn render(
          ## Throughput and latency\n\n\
          `tools/call echo` in a closed loop by `mcp-load` (plain hyper, HTTP/1.1, \
          `TCP_NODELAY` on both sides, one connection per session, one thread); each session \
-         first sends `initialize` and `notifications/initialized`. {warmup} s of warm-up, then \
+         first sends `initialize` and `notifications/initialized` (protocol 2025-06-18). The \
+         2026-07-28 rows have no sessions: each connection sends its calls the per-request \
+         way, every request carrying `_meta` (protocol version, client capabilities, client \
+         info) and the headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method` and \
+         `Mcp-Name`; \"sessions\" there counts connections. Replies: how the servers \
+         answered, JSON bodies or SSE streams. {warmup} s of warm-up, then \
          {duration} s measured; {runs} run(s) of each server at each concurrency, interleaved; \
          the table gives the medians of the runs (errors: the sum). Latency is until the \
          response is read, JSON or SSE. Server CPU is `utime + stime` from `/proc/PID/stat` \
@@ -404,7 +419,11 @@ fn render(
     } else {
         table::ratios_table(results)
     };
-    out += "\n## Targets\n\nFor ours, stateful, SSE (the configuration users run):\n\n";
+    out += "\n## Targets\n\nEach a ratio of medians measured in this run: ours stateful with SSE \
+            replies and the event store on (the configuration users run) against rmcp, tower-mcp \
+            and the ceiling; ours with JSON responses, stateless, and per request (2026-07-28) \
+            against the ceiling (for the last, the ceiling sent the same per-request requests); \
+            idle memory of ours.\n\n";
     let targets = table::targets(results);
     out += if targets.is_empty() {
         "Nothing measured.\n"

@@ -17,8 +17,40 @@ pub(crate) struct ServerKind {
     pub(crate) label: &'static str,
     /// What it is, for the notes under the tables.
     pub(crate) description: &'static str,
+    /// Whose server it is, for the ratios.
+    pub(crate) peer: Peer,
+    /// How the load generator speaks to it.
+    pub(crate) family: Family,
     program: Program,
     args: &'static [&'static str],
+}
+
+/// Whose server a [`ServerKind`] is: ours is compared with the others of its family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Peer {
+    Ours,
+    Rmcp,
+    TowerMcp,
+    Ceiling,
+}
+
+/// The protocol family the load generator speaks to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Sessions: `initialize`, then calls with the session id (2025-06-18).
+    Sessions,
+    /// 2026-07-28: no session, `_meta` and mirrored headers on every call.
+    PerRequest,
+}
+
+impl Family {
+    /// What `mcp-load` is told to speak this family.
+    pub(crate) fn load_args(self) -> &'static [&'static str] {
+        match self {
+            Family::Sessions => &[],
+            Family::PerRequest => &["--protocol", "2026-07-28"],
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -29,13 +61,16 @@ enum Program {
     Bench(&'static str),
 }
 
-/// Every server the suite knows, in table order; `ours-no-store` runs only when asked for.
+/// Every server the suite knows, in table order; `ours-no-store` runs only when asked for. The
+/// `-26` ones are the same programs spoken to the per-request way of 2026-07-28.
 pub(crate) const SERVERS: &[ServerKind] = &[
     ServerKind {
         key: "ours",
         label: "ours, stateful, SSE",
         description: "`examples/echo_server` as users run it: stateful, SSE replies, in-memory \
                       event store (resumable streams) on",
+        peer: Peer::Ours,
+        family: Family::Sessions,
         program: Program::EchoServer,
         args: &[],
     },
@@ -44,6 +79,8 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         label: "ours, JSON responses",
         description: "`echo_server --json-response`: stateful, event store on, replies as \
                       `application/json`",
+        peer: Peer::Ours,
+        family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--json-response"],
     },
@@ -51,6 +88,8 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         key: "ours-stateless",
         label: "ours, stateless",
         description: "`echo_server --stateless`: no sessions, SSE replies",
+        peer: Peer::Ours,
+        family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--stateless"],
     },
@@ -59,6 +98,8 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         label: "ours, SSE, no event store",
         description: "`echo_server --no-event-store`: stateful, SSE replies, streams not \
                       resumable",
+        peer: Peer::Ours,
+        family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--no-event-store"],
     },
@@ -69,7 +110,24 @@ pub(crate) const SERVERS: &[ServerKind] = &[
                       `LocalSessionManager`, `legacy_session_mode: true`, `json_response: \
                       false`, otherwise its defaults; the same `echo` tool, written without \
                       macros",
+        peer: Peer::Rmcp,
+        family: Family::Sessions,
         program: Program::Bench("rmcp-echo"),
+        args: &[],
+    },
+    ServerKind {
+        key: "tower-mcp",
+        label: "tower-mcp 0.25.0, stateful, SSE",
+        description: "`tower-mcp-echo`: tower-mcp 0.25.0's `HttpTransport` (features `http`, \
+                      `protocol-2026-07-28`) with `sse_responses(true)`, otherwise its defaults \
+                      (sessions from `initialize`, optional; in-memory event store of 1,000 \
+                      events per session), served by hyper at `/`; the same `echo` tool, raw \
+                      arguments. Its SSE reply to a POST is the finished JSON-RPC response \
+                      wrapped as one event, without an event id: its event store keeps the GET \
+                      stream's events, not these, so a reply is not resumable as ours is",
+        peer: Peer::TowerMcp,
+        family: Family::Sessions,
+        program: Program::Bench("tower-mcp-echo"),
         args: &[],
     },
     ServerKind {
@@ -77,6 +135,50 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         label: "ceiling (bare hyper)",
         description: "`mcp-ceiling`: bare hyper HTTP/1.1 answering each POST with the JSON-RPC \
                       result, found by string search, no JSON parsing",
+        peer: Peer::Ceiling,
+        family: Family::Sessions,
+        program: Program::Bench("mcp-ceiling"),
+        args: &[],
+    },
+    ServerKind {
+        key: "ours-26",
+        label: "ours, 2026-07-28 per request",
+        description: "`examples/echo_server` as users run it (it serves both families on one \
+                      endpoint), spoken to the per-request way: no session, so no event store \
+                      in play; replies in JSON (SPEC M5)",
+        peer: Peer::Ours,
+        family: Family::PerRequest,
+        program: Program::EchoServer,
+        args: &[],
+    },
+    ServerKind {
+        key: "rmcp-26",
+        label: "rmcp 3.11.0, 2026-07-28 per request",
+        description: "`rmcp-echo` as above (rmcp 3.11.0 routes 2026-07-28 requests to its \
+                      stateless path whatever `legacy_session_mode` says), spoken to the \
+                      per-request way",
+        peer: Peer::Rmcp,
+        family: Family::PerRequest,
+        program: Program::Bench("rmcp-echo"),
+        args: &[],
+    },
+    ServerKind {
+        key: "tower-mcp-26",
+        label: "tower-mcp 0.25.0, 2026-07-28 per request",
+        description: "`tower-mcp-echo --json-response`: tower-mcp's defaults (JSON replies), \
+                      spoken to the per-request way",
+        peer: Peer::TowerMcp,
+        family: Family::PerRequest,
+        program: Program::Bench("tower-mcp-echo"),
+        args: &["--json-response"],
+    },
+    ServerKind {
+        key: "ceiling-26",
+        label: "ceiling (bare hyper), 2026-07-28 requests",
+        description: "`mcp-ceiling` sent the per-request requests (with their `_meta` and \
+                      headers), which it answers as any other: the ceiling for that mode",
+        peer: Peer::Ceiling,
+        family: Family::PerRequest,
         program: Program::Bench("mcp-ceiling"),
         args: &[],
     },
@@ -93,6 +195,8 @@ pub(crate) const FLOOD: ServerKind = ServerKind {
     label: "ours (mcp-flood)",
     description: "`mcp-flood`: our server configured as the echo server's default, HTTP/1.1 \
                   only, with a `flood` tool",
+    peer: Peer::Ours,
+    family: Family::Sessions,
     program: Program::Bench("mcp-flood"),
     args: &[],
 };

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::client::ClientRuns;
 use crate::report::{CallsReport, IdleReport, StreamReport};
-use crate::servers::ServerKind;
+use crate::servers::{Family, Peer, ServerKind};
 
 /// Everything the suite measured.
 #[derive(Debug, Default)]
@@ -37,6 +37,9 @@ pub(crate) struct Summary {
     pub(crate) cpu: Option<f64>,
     pub(crate) gen_share: f64,
     pub(crate) errors: u64,
+    /// How the replies came, over all runs.
+    pub(crate) json: u64,
+    pub(crate) sse: u64,
 }
 
 impl Cell {
@@ -55,6 +58,8 @@ impl Cell {
             cpu: (!cpu.is_empty()).then(|| median(cpu)),
             gen_share: median_of(|r| r.client_cpu_share),
             errors: self.runs.iter().map(|r| r.errors).sum(),
+            json: self.runs.iter().map(|r| r.json_replies).sum(),
+            sse: self.runs.iter().map(|r| r.sse_replies).sum(),
         }
     }
 }
@@ -64,6 +69,16 @@ impl Results {
         self.calls
             .iter()
             .find(|c| c.server.key == key && c.concurrency == concurrency)
+            .map(Cell::summary)
+    }
+
+    /// The `peer`'s server of `family`, at `concurrency`.
+    fn find_peer(&self, peer: Peer, family: Family, concurrency: usize) -> Option<Summary> {
+        self.calls
+            .iter()
+            .find(|c| {
+                c.server.peer == peer && c.server.family == family && c.concurrency == concurrency
+            })
             .map(Cell::summary)
     }
 
@@ -106,16 +121,22 @@ fn mark(ok: bool) -> &'static str {
 pub(crate) fn calls_table(results: &Results) -> String {
     let mut out = String::from(
         "| server | sessions | req/s | p50 µs | p99 µs | max µs | server CPU µs/req | \
-         load gen. CPU | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         load gen. CPU | replies | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
     );
     for cell in &results.calls {
         let s = cell.summary();
         let cpu = s
             .cpu
             .map_or_else(|| "n/a".to_owned(), |c| format!("{c:.1}"));
+        let replies = match (s.json, s.sse) {
+            (0, 0) => "none",
+            (_, 0) => "JSON",
+            (0, _) => "SSE",
+            _ => "JSON and SSE",
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {cpu} | {:.0}% | {} |",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {cpu} | {:.0}% | {replies} | {} |",
             cell.server.label,
             cell.concurrency,
             s.rps,
@@ -129,75 +150,136 @@ pub(crate) fn calls_table(results: &Results) -> String {
     out
 }
 
-/// Ours (each configuration) against rmcp and against the ceiling, at each concurrency.
+/// Our servers, each once, in table order.
+fn ours(results: &Results) -> Vec<&'static ServerKind> {
+    let mut seen: Vec<&'static ServerKind> = Vec::new();
+    for cell in &results.calls {
+        if cell.server.peer == Peer::Ours && !seen.iter().any(|s| s.key == cell.server.key) {
+            seen.push(cell.server);
+        }
+    }
+    seen
+}
+
+/// `me ÷ other` of requests per second and of CPU per request, `n/a` where either is missing.
+fn ratios(me: Summary, other: Option<Summary>) -> (String, String) {
+    let Some(other) = other else {
+        return ("n/a".to_owned(), "n/a".to_owned());
+    };
+    let cpu = match (me.cpu, other.cpu) {
+        (Some(a), Some(b)) => ratio(a, b),
+        _ => "n/a".to_owned(),
+    };
+    (ratio(me.rps, other.rps), cpu)
+}
+
+/// Ours (each configuration) against rmcp, tower-mcp and the ceiling of the same protocol
+/// family, at each concurrency.
 pub(crate) fn ratios_table(results: &Results) -> String {
-    let ours: Vec<&ServerKind> = results
-        .calls
-        .iter()
-        .map(|c| c.server)
-        .filter(|s| s.key.starts_with("ours"))
-        .fold(Vec::new(), |mut seen, s| {
-            if !seen.iter().any(|x: &&ServerKind| x.key == s.key) {
-                seen.push(s);
-            }
-            seen
-        });
     let mut out = String::from(
-        "| sessions | ours | req/s ÷ rmcp | req/s ÷ ceiling | CPU/req ÷ rmcp | CPU/req ÷ \
-         ceiling | p99 ÷ rmcp |\n|--:|---|--:|--:|--:|--:|--:|\n",
+        "| sessions | ours | req/s ÷ rmcp | req/s ÷ tower-mcp | req/s ÷ ceiling | CPU/req ÷ \
+         rmcp | CPU/req ÷ tower-mcp | CPU/req ÷ ceiling | p99 ÷ rmcp | p99 ÷ tower-mcp |\n\
+         |--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for c in results.concurrencies() {
-        let (rmcp, ceiling) = (results.find("rmcp", c), results.find("ceiling", c));
-        for server in &ours {
+        for server in ours(results) {
             let Some(me) = results.find(server.key, c) else {
                 continue;
             };
-            let cpu = |other: Option<Summary>| match (me.cpu, other.and_then(|o| o.cpu)) {
-                (Some(a), Some(b)) => ratio(a, b),
-                _ => "n/a".to_owned(),
-            };
+            let peer = |p: Peer| results.find_peer(p, server.family, c);
+            let (rmcp, tower, ceiling) =
+                (peer(Peer::Rmcp), peer(Peer::TowerMcp), peer(Peer::Ceiling));
+            let ((rps_r, cpu_r), (rps_t, cpu_t), (rps_c, cpu_c)) =
+                (ratios(me, rmcp), ratios(me, tower), ratios(me, ceiling));
+            let p99 =
+                |o: Option<Summary>| o.map_or_else(|| "n/a".to_owned(), |o| ratio(me.p99, o.p99));
             let _ = writeln!(
                 out,
-                "| {c} | {} | {} | {} | {} | {} | {} |",
+                "| {c} | {} | {rps_r} | {rps_t} | {rps_c} | {cpu_r} | {cpu_t} | {cpu_c} | {} | {} |",
                 server.label,
-                rmcp.map_or_else(|| "n/a".to_owned(), |r| ratio(me.rps, r.rps)),
-                ceiling.map_or_else(|| "n/a".to_owned(), |r| ratio(me.rps, r.rps)),
-                cpu(rmcp),
-                cpu(ceiling),
-                rmcp.map_or_else(|| "n/a".to_owned(), |r| ratio(me.p99, r.p99)),
+                p99(rmcp),
+                p99(tower),
             );
         }
     }
     out
 }
 
-/// The issue's targets, for "ours, stateful, SSE", at 16 and 64 sessions, and idle memory.
+/// One target line: `what` measured `value` against `bound` (`at_least` or at most).
+fn target_line(what: &str, value: Option<f64>, bound: f64, at_least: bool) -> String {
+    let sign = if at_least { "≥" } else { "≤" };
+    match value {
+        Some(v) if v.is_finite() => {
+            let ok = if at_least { v >= bound } else { v <= bound };
+            format!("{what} {v:.2}x (target {sign} {bound}x: {})", mark(ok))
+        }
+        _ => format!("{what}: not measured (target {sign} {bound}x)"),
+    }
+}
+
+/// The issue's targets at 16 and 64 sessions, and idle memory; each a ratio of one run.
 pub(crate) fn targets(results: &Results) -> String {
     let mut out = String::new();
+    let rps = |me: Option<Summary>, o: Option<Summary>| Some(me?.rps / o?.rps);
+    let cpu = |me: Option<Summary>, o: Option<Summary>| Some(me?.cpu? / o?.cpu?);
     for c in [16, 64] {
-        let (Some(me), Some(rmcp)) = (results.find("ours", c), results.find("rmcp", c)) else {
+        if !results.concurrencies().contains(&c) {
             continue;
-        };
-        let cpu = me.cpu.unwrap_or(f64::NAN);
-        let _ = writeln!(
-            out,
-            "- {c} sessions: req/s {:.2}x rmcp (target ≥ 2x: {}); server CPU {cpu:.1} µs/req \
-             (target ≤ 20: {}); p99 {:.0} µs vs rmcp {:.0} µs (target ≤ rmcp: {})",
-            me.rps / rmcp.rps,
-            mark(me.rps >= 2.0 * rmcp.rps),
-            mark(cpu <= 20.0),
-            me.p99,
-            rmcp.p99,
-            mark(me.p99 <= rmcp.p99),
-        );
+        }
+        let find = |p: Peer, f: Family| results.find_peer(p, f, c);
+        let ceiling = find(Peer::Ceiling, Family::Sessions);
+        let me = results.find("ours", c);
+        let stateful = "ours, stateful, SSE:";
+        let lines = [
+            target_line(
+                &format!("{stateful} req/s ÷ rmcp"),
+                rps(me, find(Peer::Rmcp, Family::Sessions)),
+                3.5,
+                true,
+            ),
+            target_line(
+                &format!("{stateful} req/s ÷ tower-mcp"),
+                rps(me, find(Peer::TowerMcp, Family::Sessions)),
+                3.0,
+                true,
+            ),
+            target_line(
+                &format!("{stateful} server CPU/req ÷ ceiling"),
+                cpu(me, ceiling),
+                1.3,
+                false,
+            ),
+            target_line(
+                "ours, JSON responses: server CPU/req ÷ ceiling",
+                cpu(results.find("ours-json", c), ceiling),
+                1.2,
+                false,
+            ),
+            target_line(
+                "ours, stateless: server CPU/req ÷ ceiling",
+                cpu(results.find("ours-stateless", c), ceiling),
+                1.2,
+                false,
+            ),
+            target_line(
+                "ours, 2026-07-28 per request: server CPU/req ÷ the ceiling sent the same requests",
+                cpu(
+                    results.find("ours-26", c),
+                    find(Peer::Ceiling, Family::PerRequest),
+                ),
+                1.2,
+                false,
+            ),
+        ];
+        let _ = writeln!(out, "- {c} sessions:\n  - {}", lines.join("\n  - "));
     }
     for (label, idle) in &results.idle {
         if label.starts_with("ours") && idle.closed_connections {
             let _ = writeln!(
                 out,
-                "- idle sessions, {label}, connections closed: {:.2} KiB each (target ≤ 5: {})",
+                "- idle sessions, {label}, connections closed: {:.2} KiB each (target ≤ 2.5: {})",
                 idle.kib_per_session,
-                mark(idle.kib_per_session <= 5.0)
+                mark(idle.kib_per_session <= 2.5)
             );
         }
     }
