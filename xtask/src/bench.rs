@@ -61,7 +61,17 @@ fn run_load(options: &Options) -> Result<()> {
         "--example",
         "echo_server",
     ]))?;
-    let suite = cmd::target_dir()?.join("release").join("mcp-load-suite");
+    // tower-mcp's echo server: a package outside the workspace (see its Cargo.toml), built
+    // into the same target directory, where the suite looks for it.
+    let target = cmd::target_dir()?;
+    let peer = crate::project_root().join("benches/peers/tower-mcp/Cargo.toml");
+    cmd::run(
+        cmd::cargo(&["build", "--release", "--manifest-path"])
+            .arg(peer)
+            .arg("--target-dir")
+            .arg(&target),
+    )?;
+    let suite = target.join("release").join("mcp-load-suite");
     let output = crate::project_root().join("BENCHMARKS.md");
     let mut command = std::process::Command::new(suite);
     command
