@@ -299,7 +299,7 @@ async fn s11_a_standalone_stream_cut_before_and_after_a_message_resumes_over_tcp
 }
 
 #[tokio::test]
-async fn s11_without_a_store_a_cut_stream_reconnects_without_an_id_over_tcp() {
+async fn s11_without_a_store_cut_streams_carry_no_id_and_a_resumption_is_refused_over_tcp() {
     let service = harness::service(Config::default());
     let server = tcp::serve(service).await;
     let client = tcp::client();
@@ -327,4 +327,21 @@ async fn s11_without_a_store_a_cut_stream_reconnects_without_an_id_over_tcp() {
     let response = client.request(tcp::get(&uri, &sid, None)).await.unwrap();
     let mut get = Sse::new(response);
     assert_eq!(flood_index(&get.next().await.unwrap()), 0);
+    // A POST stream cut mid-way carries no id either; a client that tries one is told why.
+    let call = call(9, "progress", json!({"steps": 5, "delay_ms": 1}));
+    let response = client
+        .request(tcp::post(&uri, Some(&sid), call))
+        .await
+        .unwrap();
+    let mut post = Sse::new(response);
+    let first = post.next().await.unwrap();
+    assert!(first.id.is_none());
+    drop(post);
+    let response = client
+        .request(tcp::get(&uri, &sid, Some("1_1")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body = String::from_utf8_lossy(&tcp::body_bytes(response).await).into_owned();
+    assert!(body.contains("keeps no events"), "{body}");
 }
