@@ -23,10 +23,6 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// session is ended to make room; if none is idle, `initialize` is answered 503.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
-/// The most sessions one client may hold at once: 1,000 (S18). See
-/// [`Config::max_sessions_per_client`].
-pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 1_000;
-
 /// How often an idle SSE stream gets a comment: every 15 seconds (S15).
 ///
 /// Proxies and load balancers commonly drop connections silent for 30 to 60 seconds.
@@ -137,7 +133,7 @@ pub struct Config {
     pub(crate) max_batch_messages: usize,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_sessions: usize,
-    pub(crate) max_sessions_per_client: usize,
+    pub(crate) max_sessions_per_client: Option<usize>,
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) max_buffered_bytes: usize,
     pub(crate) max_total_buffered_bytes: usize,
@@ -162,7 +158,7 @@ impl Default for Config {
             max_batch_messages: DEFAULT_MAX_BATCH_MESSAGES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
-            max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
+            max_sessions_per_client: None,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
             max_total_buffered_bytes: DEFAULT_MAX_TOTAL_BUFFERED_BYTES,
@@ -294,13 +290,16 @@ impl Config {
     /// [`SessionOwner`](crate::SessionOwner) (or verified principal, feature `auth`) when a layer in
     /// front said who calls, else the IP address of its connection when a
     /// [`PeerAddr`](crate::PeerAddr) is in the request's extensions (the crate's `serve` puts it
-    /// there); sessions of unknown clients count against the global cap only. At this
-    /// cap, a client's new session evicts its own least recently used idle session, or is
-    /// refused with 503 if none is idle. Behind a reverse proxy every client has the proxy's
-    /// address: put the forwarded one in `PeerAddr` instead, or raise this.
-    /// Default: [`DEFAULT_MAX_SESSIONS_PER_CLIENT`].
+    /// there); sessions of unknown clients count against the total only. At this cap, a
+    /// client's new session evicts its own least recently used idle session, or is refused with
+    /// 503 if none is idle.
+    ///
+    /// Default: none, only the total cap, whose eviction already takes from the client holding
+    /// the most sessions first. Set it where clients are told apart well: behind a reverse
+    /// proxy every client has the proxy's address (put the forwarded one in `PeerAddr`), and
+    /// tests and benchmarks on loopback are one client.
     pub fn max_sessions_per_client(mut self, max: usize) -> Self {
-        self.max_sessions_per_client = max.max(1);
+        self.max_sessions_per_client = Some(max.max(1));
         self
     }
 

@@ -62,7 +62,7 @@ impl Context {
 #[derive(Clone, Copy)]
 pub(crate) struct Caps {
     pub(crate) total: usize,
-    pub(crate) per_client: usize,
+    pub(crate) per_client: Option<usize>,
 }
 
 /// The sessions by id, and how many each known client holds.
@@ -111,13 +111,13 @@ impl Table {
     /// recently used idle session of its own client at the per-client cap, or at the total cap
     /// the client holding the most sessions' (anyone's, if that one has none idle).
     fn victim_for(&self, session: &Session, caps: Caps) -> Result<Option<Arc<Session>>, Error> {
-        if let Some(client) = &session.client
-            && self.held_by(client) >= caps.per_client
+        if let (Some(client), Some(cap)) = (&session.client, caps.per_client)
+            && self.held_by(client) >= cap
         {
             return self
                 .lru_idle(Some(client))
                 .map(Some)
-                .ok_or(Error::TooManySessionsForClient(caps.per_client));
+                .ok_or(Error::TooManySessionsForClient(cap));
         }
         if self.by_id.len() < caps.total {
             return Ok(None);
