@@ -121,20 +121,30 @@ async fn messages(response: http::Response<mcp_streamable_server::ResponseBody>)
     out
 }
 
-#[tokio::test]
-async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
-    let service = StreamableHttpService::new(Config::default(), |conn, _parts| async move {
+/// The Streamable HTTP service with an rmcp `Tools` server per session.
+fn tools_service() -> StreamableHttpService {
+    StreamableHttpService::new(Config::default(), |conn, _parts| async move {
         if let Ok(running) = Tools.serve(mcp_rmcp::server(conn)).await {
             let _ = running.waiting().await;
         }
-    });
+    })
+}
+
+/// Starts a session: its id, and the answer to `initialize`.
+async fn start_session(service: &StreamableHttpService) -> (String, Vec<Message>) {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
     let response = service.handle(post(None, init)).await;
     let session = response.headers()["mcp-session-id"]
         .to_str()
         .unwrap()
         .to_owned();
-    let init = messages(response).await;
+    (session, messages(response).await)
+}
+
+#[tokio::test]
+async fn an_rmcp_server_over_streamable_http_relates_progress_to_its_request() {
+    let service = tools_service();
+    let (session, init) = start_session(&service).await;
     assert!(
         matches!(&init[..], [Message::Response(r)] if !r.is_error()),
         "{init:?}"
@@ -229,18 +239,8 @@ fn result_text(got: &[Message]) -> String {
 
 #[tokio::test]
 async fn each_call_reads_the_parts_of_its_own_http_request() {
-    let service = StreamableHttpService::new(Config::default(), |conn, _parts| async move {
-        if let Ok(running) = Tools.serve(mcp_rmcp::server(conn)).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
-    let response = service.handle(post(None, init)).await;
-    let session = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    messages(response).await;
+    let service = tools_service();
+    let (session, _) = start_session(&service).await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     service.handle(post(Some(&session), initialized)).await;
     // Two calls of one session, each with its own header: each tool run sees its own request's.

@@ -256,6 +256,26 @@ async fn flood(client: &tcp::HttpClient, uri: &str, sid: &str, id: i64, count: u
     while sse.next().await.is_some() {}
 }
 
+/// A GET resuming after `last`: answered 200, its stream.
+async fn resume(client: &tcp::HttpClient, uri: &str, sid: &str, last: &str) -> Sse {
+    let response = client
+        .request(tcp::get(uri, sid, Some(last)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "resuming {last}");
+    Sse::new(response)
+}
+
+/// A GET resuming after `last`: refused with 400; the body, which says why.
+async fn refused(client: &tcp::HttpClient, uri: &str, sid: &str, last: &str) -> String {
+    let response = client
+        .request(tcp::get(uri, sid, Some(last)))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    String::from_utf8_lossy(&tcp::body_bytes(response).await).into_owned()
+}
+
 /// The `i` a `flood` notification carries.
 fn flood_index(event: &mcp_sse::Event) -> u64 {
     harness::params_of(&message(event))["i"].as_u64().unwrap()
@@ -275,23 +295,13 @@ async fn s11_a_standalone_stream_cut_before_and_after_a_message_resumes_over_tcp
     let priming = get.until_id().await;
     drop(get);
     flood(&client, &uri, &sid, 1, 1).await;
-    let response = client
-        .request(tcp::get(&uri, &sid, Some(&priming)))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "resuming {priming}");
-    let mut get = Sse::new(response);
+    let mut get = resume(&client, &uri, &sid, &priming).await;
     assert_eq!(flood_index(&get.next().await.unwrap()), 0);
     // Cut after that message, with nothing stored after it: resumes live from there, and the
     // next message comes exactly once.
     let last = get.last_event_id().to_owned();
     drop(get);
-    let response = client
-        .request(tcp::get(&uri, &sid, Some(&last)))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "resuming {last}");
-    let mut get = Sse::new(response);
+    let mut get = resume(&client, &uri, &sid, &last).await;
     flood(&client, &uri, &sid, 2, 1).await;
     assert_eq!(flood_index(&get.next().await.unwrap()), 0);
     let next = get.last_event_id().to_owned();
@@ -316,12 +326,7 @@ async fn s11_without_a_store_cut_streams_carry_no_id_and_a_resumption_is_refused
     // Sent while no GET reads: kept for the next one (S10, within S22's bound).
     flood(&client, &uri, &sid, 2, 1).await;
     // A Last-Event-ID is refused, saying why: visible, not an empty stream.
-    let response = client
-        .request(tcp::get(&uri, &sid, Some("0_1")))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    let body = String::from_utf8_lossy(&tcp::body_bytes(response).await).into_owned();
+    let body = refused(&client, &uri, &sid, "0_1").await;
     assert!(body.contains("keeps no events"), "{body}");
     // A fresh GET gets what was kept.
     let response = client.request(tcp::get(&uri, &sid, None)).await.unwrap();
@@ -337,11 +342,6 @@ async fn s11_without_a_store_cut_streams_carry_no_id_and_a_resumption_is_refused
     let first = post.next().await.unwrap();
     assert!(first.id.is_none());
     drop(post);
-    let response = client
-        .request(tcp::get(&uri, &sid, Some("1_1")))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    let body = String::from_utf8_lossy(&tcp::body_bytes(response).await).into_owned();
+    let body = refused(&client, &uri, &sid, "1_1").await;
     assert!(body.contains("keeps no events"), "{body}");
 }
