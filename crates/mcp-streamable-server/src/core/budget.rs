@@ -5,8 +5,9 @@
 //!
 //! Each session's [`Buffered`](crate::core::state::Buffered) count moves this sum with its
 //! own, so it cannot drift from the messages it counts. Past the budget, a session that holds
-//! more than its share sheds its own largest backlogs at once; one under its share wakes the
-//! task that sheds the largest sessions' (`context.rs`), so that the largest backlogs go first.
+//! more than its share sheds its own largest backlogs at once; if the total is still over, it
+//! wakes the task that sheds the largest sessions' (`context.rs`), so that the largest
+//! backlogs go first.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -327,7 +327,8 @@ impl Config {
     /// or not connected (S22): without it, the per-session bound times the session cap is what
     /// a server could hold (4 MiB times 10,000 sessions by default). Past it, the largest
     /// backlogs are shed first, as within a session ([`max_buffered_bytes`](Self::max_buffered_bytes)),
-    /// until each session holds at most its share (this budget divided by the live sessions).
+    /// down to each session's share (this budget divided by the live sessions): a session over
+    /// its share at once, the others by a background task within about 10 ms.
     /// Default: [`DEFAULT_MAX_TOTAL_BUFFERED_BYTES`].
     pub fn max_total_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_total_buffered_bytes = bytes;

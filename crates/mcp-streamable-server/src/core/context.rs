@@ -231,6 +231,9 @@ fn address(session: &Session) -> usize {
     std::ptr::from_ref(session) as usize
 }
 
+/// The least time between two rounds of shedding the largest backlogs (S22).
+const SHED_PAUSE: Duration = Duration::from_millis(10);
+
 /// Ends sessions idle for longer than the timeout (S18), every `period`, and sheds the largest
 /// backlogs whenever a session finds the server-wide budget exceeded (S22), until the service
 /// is gone.
@@ -249,6 +252,10 @@ async fn reap(shared: Weak<Context>, period: Duration) {
         };
         if over {
             shed_largest(&shared);
+            drop(shared);
+            // A round looks at every session: at most one per pause, however often sessions
+            // under their share find the budget exceeded.
+            tokio::time::sleep(SHED_PAUSE).await;
             continue;
         }
         due = tokio::time::Instant::now() + period;

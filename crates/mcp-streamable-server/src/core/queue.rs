@@ -66,15 +66,16 @@ impl State {
             span,
             wakers,
         );
-        // Past the server-wide budget, a session over its share sheds its own now; one under
-        // it has the largest sessions shed theirs (the reaper's task: their locks are not
+        // Past the server-wide budget, a session over its share sheds its own now; if that is
+        // not enough, the largest sessions shed theirs (the reaper's task: their locks are not
         // taken under this one's).
         let budget = &session.ctx.budget;
         if budget.is_over() {
             let share = budget.share(session.ctx.sessions.len());
             if self.buffered.get() > share {
                 self.shed(share, has_store, span, wakers);
-            } else {
+            }
+            if budget.is_over() {
                 budget.wake_shedder();
             }
         }

@@ -237,6 +237,17 @@ async fn s22_a_batch_past_the_buffer_gets_every_answer_or_an_error_for_it() {
     }
 }
 
+/// Waits, bounded, for the service's shedding task to bring the total under `total`.
+async fn within_the_budget(service: &mcp_streamable_server::StreamableHttpService, total: usize) {
+    for _ in 0..1000 {
+        if service.buffered_bytes() <= total {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    panic!("{} bytes buffered, past {total}", service.buffered_bytes());
+}
+
 /// Opens `n` sessions, each with a standalone GET stream that is never read.
 async fn sessions_not_reading(
     service: &mcp_streamable_server::StreamableHttpService,
@@ -273,8 +284,10 @@ async fn s22_all_sessions_together_stay_within_the_server_wide_budget() {
         .await;
         peak = peak.max(service.buffered_bytes());
     }
-    // At most one message over the budget: the one that crossed it.
-    assert!(peak <= TOTAL + 2048, "peak {peak}");
+    // Sessions over their share shed at once; those that filled before the budget was crossed
+    // are shed by the service's task, within a pause: the total goes back under the budget.
+    assert!(peak <= 2 * TOTAL, "peak {peak}");
+    within_the_budget(&service, TOTAL).await;
     // A good session is still served.
     let good = initialize(&service, "2025-06-18").await;
     let msgs = call_tool(&service, &good, 1, "echo", json!({"text": "still here"})).await;
@@ -314,18 +327,7 @@ async fn s22_past_the_server_wide_budget_the_largest_backlog_goes_first() {
         )
         .await;
     }
-    // The shedding task runs when the runtime gets to it: wait for it, bounded.
-    for _ in 0..1000 {
-        if service.buffered_bytes() <= TOTAL {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert!(
-        service.buffered_bytes() <= TOTAL,
-        "{}",
-        service.buffered_bytes()
-    );
+    within_the_budget(&service, TOTAL).await;
     // Each small session's GET still has its ten messages; the big one's was cut off.
     for (_, get) in idle.iter_mut().skip(1) {
         assert_eq!(get.rest(10).await.len(), 10);
