@@ -16,27 +16,22 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use mcp_streamable_http::auth::{Guard, jwt::JwtVerifier};
 use mcp_streamable_http::client::Client;
 use mcp_streamable_http::http::{self, StatusCode};
 use mcp_streamable_http::jsonrpc::Notification;
 use mcp_streamable_http::oauth::{Interaction, LoopbackRedirect, OAuth, Url};
-use mcp_streamable_http::server::{Config, StreamableHttpService};
 use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::browser;
-use crate::protected::{PUBLIC, RSA1, Task, WAIT, initialize, request, result_of};
-use crate::{echo_app, serve};
+use crate::protected::{PUBLIC, RSA1, Task, WAIT, initialize, request, result_of, serve_protected};
 
 /// How long the test server's access tokens live: inside the provider's 60 s refresh margin,
 /// so that the provider refreshes before each request after the first grant.
 const ACCESS_TOKEN_SECONDS: u64 = 30;
-/// The scope the protected server requires.
-const SCOPE: &str = "mcp";
 
 /// What the test authorization server saw and holds.
 #[derive(Default)]
@@ -232,30 +227,6 @@ fn reply(status: u16, body: Value) -> http::Response<Full<Bytes>> {
     response
 }
 
-/// The echo application behind the guard, its tokens from `issuer`; returns the resource URL.
-async fn serve_protected(issuer: &str) -> (String, oneshot::Sender<()>, Task) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier = JwtVerifier::builder(issuer, format!("{issuer}/jwks"), &resource)
-        .build()
-        .unwrap();
-    let guard = Guard::builder(&resource)
-        .authorization_server(issuer)
-        .required_scopes([SCOPE])
-        .build(verifier)
-        .unwrap();
-    let service =
-        StreamableHttpService::new(Config::default().authorization(guard), echo_app::session);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        serve::run(listener, service, shutdown).await.unwrap();
-    });
-    (resource, stop, Task(task))
-}
-
 /// The user's browser: follows each authorization URL to the authorization server, then its
 /// redirect to the loopback port, as a browser would.
 fn browser(mut urls: mpsc::UnboundedReceiver<Url>) -> Task {
@@ -271,7 +242,7 @@ fn browser(mut urls: mpsc::UnboundedReceiver<Url>) -> Task {
 #[tokio::test]
 async fn pkce_through_the_loopback_redirect_a_tool_call_a_refresh_and_a_step_up() {
     let (issuer, seen, _as) = serve_authorization_server().await;
-    let (resource, stop, _server) = serve_protected(&issuer).await;
+    let (_, resource, stop, _server) = serve_protected(&issuer, &format!("{issuer}/jwks")).await;
     let (urls, opened) = mpsc::unbounded_channel();
     let _browser = browser(opened);
     let redirect = LoopbackRedirect::bind(move |url| urls.send(url.clone()).unwrap())

@@ -73,15 +73,18 @@ async fn serve_jwks() -> (String, Task) {
 /// The echo server as `echo_server --auth-issuer ISSUER --auth-jwks-url JWKS --auth-audience
 /// http://ADDR/mcp --auth-scope mcp` builds it, served by the example's serving code until the
 /// returned sender is dropped. Returns the endpoint's URL (the resource).
-async fn serve_protected(jwks_url: &str) -> (SocketAddr, String, oneshot::Sender<()>, Task) {
+pub(crate) async fn serve_protected(
+    issuer: &str,
+    jwks_url: &str,
+) -> (SocketAddr, String, oneshot::Sender<()>, Task) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
-    let verifier = JwtVerifier::builder(ISSUER, jwks_url, &resource)
+    let verifier = JwtVerifier::builder(issuer, jwks_url, &resource)
         .build()
         .unwrap();
     let guard = Guard::builder(&resource)
-        .authorization_server(ISSUER)
+        .authorization_server(issuer)
         .required_scopes([SCOPE])
         .build(verifier)
         .unwrap();
@@ -173,7 +176,7 @@ async fn raw(addr: SocketAddr, head: &str, body: &str) -> (u16, String, String) 
 #[tokio::test]
 async fn a_protected_echo_server_serves_good_tokens_and_refuses_the_rest() {
     let (jwks_url, _jwks) = serve_jwks().await;
-    let (addr, resource, stop, server) = serve_protected(&jwks_url).await;
+    let (addr, resource, stop, server) = serve_protected(ISSUER, &jwks_url).await;
 
     // A good token: a session, and a tool call in it.
     let good = sign(&resource, "alice", "mcp other");
