@@ -29,7 +29,8 @@ pub(crate) struct Begun {
 impl Begun {
     /// Hands the body's messages to the application, each with the parts of the HTTP request
     /// that carried them, waiting while its channel is full. The POST's `charge` of the
-    /// incoming budget is held until the application has taken the last of them.
+    /// incoming budget is shared out among them, each share given back as the application
+    /// takes its message.
     pub(crate) async fn deliver(mut self, posted: Posted) -> Result<Option<Reader>, Error> {
         if let Some((session, batch)) = self.write_store.take() {
             session.write_store(batch).await;
@@ -37,13 +38,16 @@ impl Begun {
         let Posted {
             request,
             body,
-            charge,
+            mut charge,
         } = posted;
-        let charge = Arc::new(charge);
+        let mut left = body.messages().len();
         for message in body {
+            // An even share of what is left: the last message takes all of it.
+            let share = charge.split_off(charge.bytes() / left);
+            left -= 1;
             let delivery = Delivery {
                 received: Received::new(message).with_request(Arc::clone(&request)),
-                charge: Some(Arc::clone(&charge)),
+                charge: Some(share),
             };
             self.incoming
                 .send(Box::new(delivery))

@@ -96,11 +96,27 @@ impl Inbound {
     }
 }
 
-/// A POST's share of the incoming budget, given back when dropped: its messages hold it
-/// together (behind an `Arc`) until the application has taken the last of them.
+/// A POST's share of the incoming budget, given back when dropped. Its messages hold it in
+/// shares ([`split_off`](Charge::split_off)), each given back as the application takes it.
 pub(crate) struct Charge {
     inbound: Arc<Inbound>,
     bytes: usize,
+}
+
+impl Charge {
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Moves `bytes` of this charge (at most all of it) into a charge of its own.
+    pub(crate) fn split_off(&mut self, bytes: usize) -> Charge {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        Charge {
+            inbound: Arc::clone(&self.inbound),
+            bytes,
+        }
+    }
 }
 
 impl Drop for Charge {

@@ -268,14 +268,14 @@ impl Stream {
 /// take 2.5 KiB where 32 boxes take 256 bytes, which idle sessions would otherwise each hold.
 pub(crate) type Incoming = mpsc::Sender<Box<Delivery>>;
 
-/// A message on its way to the application, holding its POST's share of the incoming budget
-/// until taken.
+/// A message on its way to the application, holding its share of its POST's charge of the
+/// incoming budget until taken.
 pub(crate) struct Delivery {
     pub(crate) received: Received,
-    /// Never read: held for its `Drop`, which gives the POST's bytes back to the budget once
-    /// the application has taken its last message.
+    /// Never read: held for its `Drop`, which gives the bytes back to the budget once the
+    /// application has taken the message.
     #[expect(dead_code, reason = "held for its Drop")]
-    pub(crate) charge: Option<Arc<Charge>>,
+    pub(crate) charge: Option<Charge>,
 }
 
 /// A POST's messages as the core takes them: the body, the parts of the HTTP request that
