@@ -336,8 +336,8 @@ impl Config {
     }
 
     /// The bytes of client messages all sessions' applications together may hold unread (S22):
-    /// a POST's body counts from when it is read until its application has taken its last
-    /// message. Without it, 64 messages of up to the body limit per session, times the
+    /// a POST's body counts from when it is read, each message's share of it until its
+    /// application takes the message. Without it, 64 messages of up to the body limit per session, times the
     /// sessions, is what a server could hold (S22's note). A POST that would exceed it is
     /// refused with 503 and `Retry-After`, its messages delivered to no one; one POST is
     /// always admitted when nothing else is held. Default:
