@@ -149,6 +149,7 @@ mod protocol;
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 
+pub use crate::core::cluster::{Change, Cluster, Forwarded, Location, Watch};
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
@@ -158,7 +159,7 @@ pub use crate::core::config::{
 pub use crate::core::connection::{ServerConnection, ServerSender};
 pub use crate::core::event_store::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
-    ReplayError, StoreError, StoreFuture, StoredEvent,
+    ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished,
 };
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};

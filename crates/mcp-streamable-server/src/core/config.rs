@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::core::cluster::Cluster;
 use crate::core::event_store::EventStore;
 use crate::core::session_store::SessionStore;
 
@@ -129,6 +130,7 @@ pub struct Config {
     pub(crate) json_response: bool,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
     pub(crate) session_store: Option<Arc<dyn SessionStore>>,
+    pub(crate) cluster: Option<Arc<dyn Cluster>>,
     pub(crate) max_body_bytes: usize,
     pub(crate) max_batch_messages: usize,
     pub(crate) idle_timeout: Duration,
@@ -154,6 +156,7 @@ impl Default for Config {
             json_response: false,
             event_store: None,
             session_store: None,
+            cluster: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_batch_messages: DEFAULT_MAX_BATCH_MESSAGES,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -181,6 +184,10 @@ impl fmt::Debug for Config {
             .field("json_response", &self.json_response)
             .field("event_store", &self.event_store.is_some())
             .field("session_store", &self.session_store.is_some())
+            .field(
+                "cluster",
+                &self.cluster.as_ref().map(|c| c.node().to_owned()),
+            )
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_batch_messages", &self.max_batch_messages)
             .field("idle_timeout", &self.idle_timeout)
@@ -252,6 +259,16 @@ impl Config {
     /// the sessions themselves, in this process.
     pub fn session_store(mut self, store: impl SessionStore) -> Self {
         self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Serves one set of sessions with the other nodes of `cluster` (see [`Cluster`]): a
+    /// request may reach any node, and the node holding its session serves it. Needs an
+    /// [`EventStore`](crate::EventStore) and a [`SessionStore`] that every node shares; without
+    /// them, [`StreamableHttpService::new`](crate::StreamableHttpService::new) panics. Default:
+    /// none; each session is served by the process that started it.
+    pub fn cluster(mut self, cluster: impl Cluster) -> Self {
+        self.cluster = Some(Arc::new(cluster));
         self
     }
 

@@ -17,6 +17,7 @@
 pub(crate) mod attach;
 pub(crate) mod begin;
 pub(crate) mod budget;
+pub(crate) mod cluster;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod context;

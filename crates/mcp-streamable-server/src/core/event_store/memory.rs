@@ -8,7 +8,9 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
-use super::{EventStore, ReplayError, StoreError, StoreFuture, StoredEvent};
+use mcp_jsonrpc::Id;
+
+use super::{EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished};
 
 /// The bytes of messages one session may keep by default: 1 MiB.
 ///
@@ -87,6 +89,9 @@ struct StreamLog {
     evicted_through: Option<u64>,
     /// The highest index appended: a replay from after it names an event never sent.
     last: u64,
+    /// The requests it began for (with a cluster only), and when it began among the session's
+    /// streams.
+    began: Option<(u64, Vec<Id>)>,
 }
 
 fn cost(event: &StoredEvent) -> usize {
@@ -180,6 +185,41 @@ impl Inner {
             .streams
             .entry(stream)
             .or_default();
+    }
+
+    fn stream_began(&mut self, session: &str, stream: u64, requests: &[Id]) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let log = log_of(&mut self.sessions, session);
+        log.highest_stream = log.highest_stream.max(stream);
+        log.streams.entry(stream).or_default().began = Some((seq, requests.to_vec()));
+    }
+
+    fn unfinished(&self, session: &str) -> Vec<Unfinished> {
+        let Some(log) = self.sessions.get(session) else {
+            return Vec::new();
+        };
+        let mut began: Vec<(u64, Unfinished)> = log
+            .streams
+            .iter()
+            .filter_map(|(stream, s)| {
+                let (seq, requests) = s.began.as_ref()?;
+                Some((*seq, Unfinished::new(*stream, requests.clone())))
+            })
+            .collect();
+        began.sort_unstable_by_key(|(seq, _)| *seq);
+        began.into_iter().map(|(_, u)| u).collect()
+    }
+
+    fn is_finished(&self, session: &str, stream: u64) -> Option<bool> {
+        let log = self.sessions.get(session)?;
+        if log.streams.contains_key(&stream) {
+            return Some(false);
+        }
+        log.events
+            .iter()
+            .any(|k| k.stream == stream)
+            .then_some(true)
     }
 
     fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
@@ -307,6 +347,33 @@ impl EventStore for InMemoryEventStore {
     fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
         self.lock().stream_opened(session, stream);
         Box::pin(Done)
+    }
+
+    fn stream_began<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        requests: &'a [Id],
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        self.lock().stream_began(session, stream, requests);
+        Box::pin(Stored)
+    }
+
+    fn unfinished<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> StoreFuture<'a, Result<Vec<Unfinished>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.lock().unfinished(session))))
+    }
+
+    fn is_finished<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<Option<bool>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self
+            .lock()
+            .is_finished(session, stream))))
     }
 
     fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use bytes::Bytes;
+use mcp_jsonrpc::Id;
 
 pub use memory::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, InMemoryEventStore,
@@ -25,6 +26,24 @@ pub struct StoredEvent {
     pub index: u64,
     /// The message, as JSON.
     pub message: Bytes,
+}
+
+/// A request stream not finished, with the requests it was opened for: what a node taking a
+/// session over answers with errors ([`EventStore::unfinished`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Unfinished {
+    /// The stream.
+    pub stream: u64,
+    /// The ids of the requests it was opened for, as [`EventStore::stream_began`] was told.
+    pub requests: Vec<Id>,
+}
+
+impl Unfinished {
+    /// `stream`, opened for `requests`.
+    pub fn new(stream: u64, requests: Vec<Id>) -> Self {
+        Unfinished { stream, requests }
+    }
 }
 
 /// Why a stream cannot be replayed from a given event.
@@ -100,6 +119,44 @@ pub trait EventStore: Send + Sync + 'static {
     fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
         let _ = (session, stream);
         Box::pin(std::future::ready(()))
+    }
+
+    /// `stream` was opened for the requests `requests`. Called only with a
+    /// [`Cluster`](crate::Cluster), before anything is appended to the stream, in place of
+    /// [`stream_opened`](EventStore::stream_opened), so that a node taking the session over
+    /// knows which requests its last holder left unanswered ([`unfinished`](Self::unfinished)).
+    fn stream_began<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        requests: &'a [Id],
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        let _ = (session, stream, requests);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The streams of `session` that [`stream_began`](Self::stream_began) and that are not
+    /// [`stream_finished`](Self::stream_finished), in the order they began.
+    fn unfinished<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> StoreFuture<'a, Result<Vec<Unfinished>, StoreError>> {
+        let _ = session;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    /// Whether `stream` got its last message: `Some(true)` after
+    /// [`stream_finished`](Self::stream_finished), `Some(false)` for a stream that began or was
+    /// opened and is not finished, `None` for a stream the store knows nothing of. A node
+    /// following a stream that another node writes ends its response on `Some(true)`, once it
+    /// has replayed everything.
+    fn is_finished<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<Option<bool>, StoreError>> {
+        let _ = (session, stream);
+        Box::pin(std::future::ready(Ok(None)))
     }
 
     /// `stream` got its last message; its events may go sooner than a live stream's.
