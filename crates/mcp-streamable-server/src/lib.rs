@@ -149,7 +149,9 @@ mod protocol;
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 
-pub use crate::core::cluster::{Change, Cluster, Forwarded, Location, Watch};
+pub use crate::core::cluster::{
+    Change, Cluster, Forwarded, InMemoryCluster, InMemoryNetwork, Location, Restarted, Watch,
+};
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,

@@ -15,6 +15,8 @@ pub(crate) struct Standalone {
     /// `Some` when the stream opens with a priming event (S14): the id it names, if there is
     /// one before the first message waiting.
     pub(crate) priming: Option<Option<EventId>>,
+    /// The index just before the first message waiting, or the last given out when none is.
+    pub(crate) before: Option<u64>,
 }
 
 /// A resumed stream: the events to replay, then its reader.
@@ -28,7 +30,7 @@ impl Session {
     /// A new reader of the standalone stream; one already reading is replaced, and what it
     /// had not written goes to the new one (S12).
     pub(crate) async fn attach_standalone(self: &Arc<Self>) -> Result<Standalone, Error> {
-        let (generation, old_waker, priming, write_store) = {
+        let (generation, old_waker, priming, before, write_store) = {
             let mut guard = self.lock();
             let st = &mut *guard;
             if st.closed {
@@ -36,11 +38,12 @@ impl Session {
             }
             let generation = st.new_generation();
             let primes = self.primes(st);
+            let first = self.first_index(st);
             let opened = !st.streams.contains_key(&STANDALONE);
             let stream = st
                 .streams
                 .entry(STANDALONE)
-                .or_insert_with(|| Stream::new(true, u64::from(primes)));
+                .or_insert_with(|| Stream::new(true, first));
             let old_waker = stream.attach(generation);
             if old_waker.is_some() {
                 tracing::debug!(parent: &self.span, "a new GET replaces the open standalone stream");
@@ -58,14 +61,18 @@ impl Session {
             let write_store = (primes && opened)
                 .then(|| st.store_queue.submit(opening))
                 .flatten();
-            (generation, old_waker, priming, write_store)
+            (generation, old_waker, priming, before, write_store)
         };
         wake(old_waker);
         let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation), OnEnd::Keep);
         if let Some(batch) = write_store {
             self.write_store(batch).await;
         }
-        Ok(Standalone { reader, priming })
+        Ok(Standalone {
+            reader,
+            priming,
+            before,
+        })
     }
 
     /// S11: the stream of `after` from the event after it: what the store kept, then live if

@@ -132,8 +132,9 @@ impl Session {
         let stream = st.next_stream;
         st.next_stream += 1;
         let generation = st.new_generation();
-        // Index 0 is the priming event's (S14).
-        let mut s = Stream::new(false, u64::from(prime));
+        // Index 0 is the priming event's (S14), and with a cluster kept free anyway.
+        let first = u64::from(prime) | self.first_index(st);
+        let mut s = Stream::new(false, first);
         s.attach(generation);
         s.pending = count;
         s.id_given = prime;
@@ -141,13 +142,21 @@ impl Session {
         for id in body.messages().iter().filter_map(Message::request_id) {
             st.inflight.insert(id.clone(), stream);
         }
-        // The store learns of the stream, so that its priming id resumes it on any node.
-        let write_store = prime
-            .then(|| {
-                st.store_queue
-                    .submit(Batch::one(StoreOp::Opened { stream }))
-            })
-            .flatten()
+        // The store learns of the stream, so that its priming id resumes it on any node; with a
+        // cluster, of its requests too, for a node that takes the session over to answer.
+        let opening = if self.ctx.config.cluster.is_some() && self.has_store() {
+            let requests = body
+                .messages()
+                .iter()
+                .filter_map(Message::request_id)
+                .cloned()
+                .collect();
+            Some(StoreOp::Began { stream, requests })
+        } else {
+            prime.then_some(StoreOp::Opened { stream })
+        };
+        let write_store = opening
+            .and_then(|op| st.store_queue.submit(Batch::one(op)))
             .map(|batch| (Arc::clone(self), batch));
         Ok(Begun {
             incoming,

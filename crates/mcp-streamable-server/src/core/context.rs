@@ -24,6 +24,8 @@ pub(crate) struct Context {
     pub(crate) inbound: Arc<Inbound>,
     epoch: Instant,
     shutting_down: AtomicBool,
+    /// Woken each time a session taken over from a dead node is ready.
+    pub(crate) restored: tokio::sync::Notify,
 }
 
 impl Context {
@@ -35,6 +37,7 @@ impl Context {
             sessions: Sessions::default(),
             epoch: tokio::time::Instant::now().into_std(),
             shutting_down: AtomicBool::new(false),
+            restored: tokio::sync::Notify::new(),
         }
     }
 

@@ -36,4 +36,13 @@ pub(crate) enum Error {
     Purged(EventId),
     /// The event store failed.
     StoreFailed,
+    /// What the nodes share (the cluster or its stores) cannot be reached; says why.
+    SharedStoreDown(String),
+}
+
+impl Error {
+    /// A failure of what the nodes share.
+    pub(crate) fn shared_store(err: impl std::fmt::Display) -> Error {
+        Error::SharedStoreDown(err.to_string())
+    }
 }

@@ -64,6 +64,11 @@ impl Session {
         {
             store.remove(&self.id).await;
         }
+        if let Some(cluster) = &self.ctx.config.cluster
+            && !self.is_transient()
+        {
+            cluster.release(&self.id).await;
+        }
         if let Some(store) = &self.store {
             // What was sent before the close is still being stored: wait for it, so that
             // nothing is stored after the store has let go of the session.
@@ -79,7 +84,9 @@ impl Session {
             return;
         }
         self.ctx.sessions.remove(self);
-        let stored = self.has_store() || self.ctx.config.session_store.is_some();
+        let stored = self.has_store()
+            || self.ctx.config.session_store.is_some()
+            || self.ctx.config.cluster.is_some();
         if stored
             && !self.is_transient()
             && let Ok(handle) = tokio::runtime::Handle::try_current()

@@ -33,6 +33,7 @@ pub(crate) mod start;
 pub(crate) mod state;
 pub(crate) mod store_queue;
 pub(crate) mod store_writer;
+pub(crate) mod takeover;
 
 pub(crate) use context::Context;
 pub(crate) use error::Error;

@@ -135,6 +135,13 @@ impl Session {
         self.has_store() && st.version.primes()
     }
 
+    /// The index of a new stream's first message: 1 when index 0 is kept for a priming event
+    /// (S14), or with a cluster, whose nodes follow a stream from the store after an index and
+    /// so from index 0 on.
+    pub(crate) fn first_index(&self, st: &State) -> u64 {
+        u64::from(self.primes(st) || (self.has_store() && self.ctx.config.cluster.is_some()))
+    }
+
     /// Whether `owner` may use this session: the one that started it, or anyone if nobody
     /// said who started it.
     pub(crate) fn is_owned_by(&self, owner: Option<&str>) -> bool {
@@ -210,7 +217,7 @@ impl Session {
             let (stream, completes, negotiated) = self.route(st, &out)?;
             // The standalone stream keeps index 0 free when it primes, as request streams do,
             // so that a GET can always name the point just before what waits for it.
-            let first = u64::from(self.primes(st));
+            let first = self.first_index(st);
             let s = st
                 .streams
                 .entry(stream)

@@ -42,8 +42,18 @@ impl Context {
             if let Err(err) = store.create(record).await {
                 tracing::error!(parent: &session.span, error = %err, "session store failed: session not started");
                 self.sessions.remove(&session);
-                return Err(Error::StoreFailed);
+                return Err(Error::shared_store(err));
             }
+        }
+        if let Some(cluster) = &self.config.cluster
+            && let Err(err) = cluster.hold(&session.id).await
+        {
+            tracing::error!(parent: &session.span, error = %err, "cluster failed: session not started");
+            self.sessions.remove(&session);
+            if let Some(store) = &self.config.session_store {
+                store.remove(&session.id).await;
+            }
+            return Err(Error::shared_store(err));
         }
         self.sessions.start_reaper(self);
         tracing::debug!(parent: &session.span, "session started");

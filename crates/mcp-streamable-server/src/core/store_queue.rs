@@ -22,6 +22,22 @@ pub(crate) enum StoreOp {
     Opened {
         stream: u64,
     },
+    /// With a cluster: a request stream opened for these requests.
+    Began {
+        stream: u64,
+        requests: Vec<mcp_jsonrpc::Id>,
+    },
+}
+
+impl StoreOp {
+    pub(crate) fn stream(&self) -> u64 {
+        match self {
+            StoreOp::Append { stream, .. }
+            | StoreOp::Finished { stream }
+            | StoreOp::Opened { stream }
+            | StoreOp::Began { stream, .. } => *stream,
+        }
+    }
 }
 
 /// The writes of one send, in order: at most two (a message, and its stream's end).

@@ -76,6 +76,15 @@ impl Session {
 }
 
 async fn write(store: &dyn EventStore, session: &Session, op: StoreOp) {
+    let stream = op.stream();
+    write_op(store, session, op).await;
+    // Nodes following the stream from the store learn of the write.
+    if let Some(cluster) = &session.ctx.config.cluster {
+        cluster.written(&session.id, stream).await;
+    }
+}
+
+async fn write_op(store: &dyn EventStore, session: &Session, op: StoreOp) {
     match op {
         StoreOp::Append {
             stream,
@@ -88,6 +97,11 @@ async fn write(store: &dyn EventStore, session: &Session, op: StoreOp) {
         }
         StoreOp::Finished { stream } => store.stream_finished(&session.id, stream).await,
         StoreOp::Opened { stream } => store.stream_opened(&session.id, stream).await,
+        StoreOp::Began { stream, requests } => {
+            if let Err(err) = store.stream_began(&session.id, stream, &requests).await {
+                tracing::error!(parent: &session.span, error = %err, stream, "event store: a stream's requests not recorded");
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::core::Context;
 use crate::core::connection::ServerConnection;
+use crate::http::relay::Relay;
 
 /// The application: called with each new session's connection and the parts of the HTTP
 /// request that started it.
@@ -18,6 +19,8 @@ pub(crate) type Factory = dyn Fn(ServerConnection, http::request::Parts) -> Pin<
 pub(crate) struct Server {
     pub(crate) ctx: Arc<Context>,
     factory: Box<Factory>,
+    /// The streams relayed to and from other nodes, with a cluster.
+    pub(crate) relay: Relay,
 }
 
 impl Server {
@@ -25,6 +28,7 @@ impl Server {
         Server {
             ctx: Arc::new(ctx),
             factory,
+            relay: Relay::default(),
         }
     }
 

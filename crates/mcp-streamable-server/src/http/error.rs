@@ -11,7 +11,7 @@ use crate::http::response_body::ResponseBody;
 use crate::protocol::{RpcError, codes};
 
 /// Why a request is refused. The status of each is in [`Reject::status`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Kind {
     /// S1, S20: the method is not served.
     MethodNotAllowed,
@@ -170,6 +170,10 @@ impl Reject {
                 "Last-Event-ID \"{id}\" is too old: later events were purged from the event store"
             )),
             Error::StoreFailed => Reject::new(Kind::Internal, "the server's store failed"),
+            Error::SharedStoreDown(why) => Reject::new(
+                Kind::Unavailable,
+                format!("the store the server's nodes share is unavailable ({why}); retry later"),
+            ),
         }
     }
 

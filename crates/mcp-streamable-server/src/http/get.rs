@@ -6,29 +6,27 @@ use bytes::{Bytes, BytesMut};
 use http::{Request, Response, StatusCode};
 use tracing::Instrument;
 
+use crate::core::Session;
 use crate::core::session::Ending;
 use crate::core::state::STANDALONE;
-use crate::core::{Context, Session};
+use crate::http::app::Server;
 use crate::http::body::{MAX_FRAME, SseBody, frame, write_priming};
-use crate::http::checks::{self, owner};
+use crate::http::checks;
 use crate::http::error::{Kind, Reject};
+use crate::http::remote::{self, Hop, Target};
 use crate::http::reply;
 use crate::http::response_body::ResponseBody;
 use crate::protocol::{EventId, LAST_EVENT_ID, accept};
 
-async fn session_of(
-    ctx: &Context,
-    parts: &http::request::Parts,
-    method: &str,
-) -> Result<Arc<Session>, Reject> {
+/// The id of the session a GET or DELETE names (S7, S8).
+fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
     checks::protocol_version(&parts.headers)?;
-    let id = checks::session_id(&parts.headers)?
-        .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))?;
-    Ok(ctx.find_session(id, owner(parts).as_ref()).await?)
+    checks::session_id(&parts.headers)?
+        .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))
 }
 
 pub(crate) async fn handle_get<B>(
-    ctx: &Arc<Context>,
+    server: &Arc<Server>,
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (parts, _body) = request.into_parts();
@@ -38,23 +36,49 @@ pub(crate) async fn handle_get<B>(
             "Accept must admit text/event-stream",
         ));
     }
-    let session = session_of(ctx, &parts, "GET").await?;
-    let last_event_id = accept::single(&parts.headers, &LAST_EVENT_ID)
-        .map_err(|()| Reject::bad_request("malformed Last-Event-ID header"))?;
-    let body = match last_event_id {
-        Some(id) => {
-            resume(ctx, &session, id)
-                .instrument(session.span.clone())
-                .await?
+    let id = named(&parts, "GET")?.to_owned();
+    let after = last_event_id(&parts)?;
+    if after.is_none_or(|a| a.stream == STANDALONE) {
+        // S23: a shutting-down server ends standalone streams and does not open new ones,
+        // which clients that reconnect would otherwise do at once.
+        server.ctx.refuse_when_shutting_down("no new streams")?;
+    }
+    let request = Arc::new(parts);
+    let mut relocated = 0;
+    loop {
+        let node = match remote::locate(server, &id, &request).await? {
+            Target::Local(session) => {
+                let body = match after {
+                    Some(after) => {
+                        resume(&session, after)
+                            .instrument(session.span.clone())
+                            .await?
+                    }
+                    None => standalone(&session).await?,
+                };
+                return Ok(reply::sse(body));
+            }
+            Target::Remote(node) => node,
+        };
+        match remote::get(server, &node, &id, Arc::clone(&request), after).await? {
+            Hop::Answered(response) => return Ok(response),
+            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
         }
-        None => {
-            // S23: a shutting-down server ends standalone streams and does not open new ones,
-            // which clients that reconnect would otherwise do at once.
-            ctx.refuse_when_shutting_down("no new streams")?;
-            standalone(&session).await?
-        }
+    }
+}
+
+/// The event a GET's `Last-Event-ID` names, if it has one (S11).
+fn last_event_id(parts: &http::request::Parts) -> Result<Option<EventId>, Reject> {
+    let Some(id) = accept::single(&parts.headers, &LAST_EVENT_ID)
+        .map_err(|()| Reject::bad_request("malformed Last-Event-ID header"))?
+    else {
+        return Ok(None);
     };
-    Ok(reply::sse(body))
+    id.parse().map(Some).map_err(|_| {
+        Reject::bad_request(format!(
+            "malformed Last-Event-ID {id:?}: this server's event ids are <stream>_<index>"
+        ))
+    })
 }
 
 /// A new standalone stream; one already open is replaced, and what it had not written goes to
@@ -72,20 +96,8 @@ async fn standalone(session: &Arc<Session>) -> Result<SseBody, Reject> {
     Ok(body)
 }
 
-/// S11: replays a stream after `last_event_id`, then follows it live if it is still open.
-async fn resume(
-    ctx: &Context,
-    session: &Arc<Session>,
-    last_event_id: &str,
-) -> Result<SseBody, Reject> {
-    let after: EventId = last_event_id.parse().map_err(|_| {
-        Reject::bad_request(format!(
-            "malformed Last-Event-ID {last_event_id:?}: this server's event ids are <stream>_<index>"
-        ))
-    })?;
-    if after.stream == STANDALONE {
-        ctx.refuse_when_shutting_down("no new streams")?;
-    }
+/// S11: replays a stream after `after`, then follows it live if it is still open.
+async fn resume(session: &Arc<Session>, after: EventId) -> Result<SseBody, Reject> {
     let resumed = session.resume(after).await?;
     let mut body = SseBody::new(resumed.reader);
     let mut out = BytesMut::new();
@@ -105,13 +117,25 @@ async fn resume(
     Ok(body)
 }
 
-/// S16: DELETE ends the session.
+/// S16: DELETE ends the session, wherever it is held.
 pub(crate) async fn handle_delete<B>(
-    ctx: &Arc<Context>,
+    server: &Arc<Server>,
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (parts, _body) = request.into_parts();
-    let session = session_of(ctx, &parts, "DELETE").await?;
-    session.close(Ending::Abort).await;
-    Ok(reply::empty(StatusCode::NO_CONTENT))
+    let id = named(&parts, "DELETE")?.to_owned();
+    let mut relocated = 0;
+    loop {
+        let node = match remote::locate(server, &id, &parts).await? {
+            Target::Local(session) => {
+                session.close(Ending::Abort).await;
+                return Ok(reply::empty(StatusCode::NO_CONTENT));
+            }
+            Target::Remote(node) => node,
+        };
+        match remote::delete(server, &node, &id, &parts).await? {
+            Hop::Answered(response) => return Ok(response),
+            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
+        }
+    }
 }

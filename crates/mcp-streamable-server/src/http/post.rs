@@ -20,6 +20,7 @@ use crate::http::body::SseBody;
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
 use crate::http::read::read_body;
+use crate::http::remote::{self, Hop, Target};
 use crate::http::response_body::ResponseBody;
 use crate::http::{modern, reply};
 use crate::protocol::params::{self, Era};
@@ -28,7 +29,7 @@ use crate::protocol::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, acc
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 pub(crate) async fn handle<B>(
-    server: &Server,
+    server: &Arc<Server>,
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject>
 where
@@ -105,7 +106,7 @@ fn check_batch_size(body: &Body, max: usize) -> Result<(), Reject> {
 }
 
 async fn dispatch(
-    server: &Server,
+    server: &Arc<Server>,
     parts: http::request::Parts,
     body: Body,
     version: Option<ProtocolVersion>,
@@ -115,12 +116,8 @@ async fn dispatch(
     if ctx.config.mode == Mode::Stateless {
         return serve_stateless(server, parts, body, version, charge).await;
     }
-    let owner = owner(&parts);
     // The session the POST names, if any.
-    let named = match checks::session_id(&parts.headers)? {
-        Some(id) => Some(ctx.find_session(id, owner.as_ref()).await),
-        None => None,
-    };
+    let named = checks::session_id(&parts.headers)?.map(str::to_owned);
     let initialize = body.messages().iter().any(Message::is_initialize);
     match named {
         None if initialize && body.is_batch() => Err(Reject::bad_request(
@@ -133,12 +130,45 @@ async fn dispatch(
         Some(_) if initialize => Err(Reject::bad_request(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
-        Some(found) => {
-            let session = found?;
-            let posted = Posted::new(Arc::new(parts), body, charge);
-            serve(&session, posted, version, None, OnEnd::Keep)
-                .instrument(session.span.clone())
-                .await
+        Some(id) => serve_named(server, &id, Arc::new(parts), body, version, charge).await,
+    }
+}
+
+/// A POST to session `id`: served here if this node holds it (or takes it over, its holder
+/// having died), else forwarded to its holder.
+async fn serve_named(
+    server: &Arc<Server>,
+    id: &str,
+    request: Arc<http::request::Parts>,
+    body: Body,
+    version: Option<ProtocolVersion>,
+    charge: Charge,
+) -> Result<Response<ResponseBody>, Reject> {
+    let header = accept::single(&request.headers, &MCP_PROTOCOL_VERSION)
+        .unwrap_or(None)
+        .map(str::to_owned);
+    let mut relocated = 0;
+    loop {
+        let node = match remote::locate(server, id, &request).await? {
+            Target::Local(session) => {
+                let posted = Posted::new(request, body, charge);
+                return serve(&session, posted, version, None, OnEnd::Keep)
+                    .instrument(session.span.clone())
+                    .await;
+            }
+            Target::Remote(node) => node,
+        };
+        let hop = remote::post(
+            server,
+            &node,
+            id,
+            Arc::clone(&request),
+            &body,
+            header.as_deref(),
+        );
+        match hop.await? {
+            Hop::Answered(response) => return Ok(response),
+            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
         }
     }
 }

@@ -64,7 +64,19 @@ pub(crate) fn json_with_status(response: Bytes) -> Response<ResponseBody> {
 /// An SSE response with the headers proxies need to pass it on unbuffered (S15).
 pub(crate) fn sse(body: SseBody) -> Response<ResponseBody> {
     let session_id = body.reader().session().id_header.clone();
-    let mut response = Response::new(ResponseBody::sse(body));
+    sse_response(ResponseBody::sse(body), session_id)
+}
+
+/// An SSE response whose frames another task writes: a stream followed from the store.
+pub(crate) fn relayed(
+    frames: tokio::sync::mpsc::Receiver<Bytes>,
+    session_id: Option<HeaderValue>,
+) -> Response<ResponseBody> {
+    sse_response(ResponseBody::relayed(frames), session_id)
+}
+
+fn sse_response(body: ResponseBody, session_id: Option<HeaderValue>) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, TEXT_EVENT_STREAM);
     headers.insert(

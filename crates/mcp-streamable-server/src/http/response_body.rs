@@ -5,6 +5,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
+use tokio::sync::mpsc;
 
 use crate::http::body::SseBody;
 
@@ -19,6 +20,8 @@ pub struct ResponseBody {
 enum Inner {
     Full(Option<Bytes>),
     Sse(Box<SseBody>),
+    /// SSE frames written by a task: a stream followed from another node's store writes.
+    Relayed(mpsc::Receiver<Bytes>),
 }
 
 impl ResponseBody {
@@ -31,6 +34,12 @@ impl ResponseBody {
     pub(crate) fn full(bytes: Bytes) -> Self {
         ResponseBody {
             inner: Inner::Full(Some(bytes)),
+        }
+    }
+
+    pub(crate) fn relayed(frames: mpsc::Receiver<Bytes>) -> Self {
+        ResponseBody {
+            inner: Inner::Relayed(frames),
         }
     }
 
@@ -52,6 +61,7 @@ impl http_body::Body for ResponseBody {
         match &mut self.inner {
             Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Inner::Sse(sse) => sse.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            Inner::Relayed(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -63,7 +73,7 @@ impl http_body::Body for ResponseBody {
         match &self.inner {
             Inner::Full(None) => SizeHint::with_exact(0),
             Inner::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            Inner::Sse(_) => SizeHint::default(),
+            Inner::Sse(_) | Inner::Relayed(_) => SizeHint::default(),
         }
     }
 }

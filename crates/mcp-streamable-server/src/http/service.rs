@@ -18,7 +18,7 @@ use crate::core::session::Ending;
 use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::response_body::ResponseBody;
-use crate::http::{get, origin, post};
+use crate::http::{get, holder, origin, post};
 use crate::protocol::{MCP_PROTOCOL_VERSION, accept, is_per_request_date};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -105,11 +105,20 @@ impl fmt::Debug for StreamableHttpService {
 
 impl StreamableHttpService {
     /// A service with `config`, running each session with `factory`.
+    ///
+    /// # Panics
+    /// If `config` has a [`Cluster`](crate::Cluster) but not both an event store and a
+    /// session store: the nodes could not share the sessions.
     pub fn new<F, Fut>(config: Config, factory: F) -> Self
     where
         F: Fn(ServerConnection, http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        assert!(
+            config.cluster.is_none()
+                || (config.event_store.is_some() && config.session_store.is_some()),
+            "Config::cluster needs an event store and a session store that every node shares"
+        );
         let factory = Box::new(move |conn, parts| {
             Box::pin(factory(conn, detach(parts))) as Pin<Box<dyn Future<Output = ()> + Send>>
         });
@@ -143,9 +152,12 @@ impl StreamableHttpService {
         B::Data: Buf + Send,
         B::Error: Into<BoxError>,
     {
-        let server = &*self.server;
+        let server = &self.server;
         let ctx = &server.ctx;
         let config = &ctx.config;
+        if config.cluster.is_some() {
+            holder::start(server);
+        }
         // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
         // is one `Option` test.
         #[cfg(feature = "auth")]
@@ -174,8 +186,8 @@ impl StreamableHttpService {
             )?;
             match *request.method() {
                 Method::POST => post::handle(server, request).await,
-                Method::GET if sessions => get::handle_get(ctx, request).await,
-                Method::DELETE if sessions => get::handle_delete(ctx, request).await,
+                Method::GET if sessions => get::handle_get(server, request).await,
+                Method::DELETE if sessions => get::handle_delete(server, request).await,
                 ref other => Err(Reject::new(
                     Kind::MethodNotAllowed,
                     format!("method {other} is not allowed; this endpoint serves {allow}"),

@@ -5,6 +5,7 @@ mod app;
 #[cfg(feature = "auth")]
 mod auth;
 mod bad_input;
+mod cluster;
 mod core_defects;
 mod harness;
 mod idle;

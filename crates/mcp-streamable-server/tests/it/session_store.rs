@@ -126,7 +126,9 @@ async fn a_session_the_store_cannot_record_is_not_started() {
         .handle(request(post(None), initialize_body(0, "2025-11-25")))
         .await;
     assert!(session_id(response.headers()).is_none());
-    let (_, id, _) = refusal(response, StatusCode::INTERNAL_SERVER_ERROR).await;
+    // A store out of reach is a condition to retry, not the server's bug: 503, saying so.
+    let (_, id, message) = refusal(response, StatusCode::SERVICE_UNAVAILABLE).await;
     assert_eq!(id, Some(mcp_jsonrpc::Id::from(0)));
+    assert!(message.contains("the store is down"), "{message}");
     assert_eq!(service.session_count(), 0);
 }

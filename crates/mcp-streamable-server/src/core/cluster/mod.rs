@@ -11,12 +11,27 @@
 //!
 //! [`EventStore`]: crate::EventStore
 
+mod memory;
+
 use std::fmt;
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::event_store::{StoreError, StoreFuture};
+
+pub use memory::{InMemoryCluster, InMemoryNetwork};
+
+/// In the extensions of the parts handed to the factory when a node starts a session's
+/// application again, its holder having died: the application is handed the session's stored
+/// `initialize` request (its answer goes nowhere) and `notifications/initialized`, then the
+/// session's traffic. What it kept in memory of the session is gone; the client does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Restarted {
+    /// The session's holder count: 1 for the first restart.
+    pub generation: u64,
+}
 
 /// Where a session's application runs, as [`Cluster::locate`] finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]

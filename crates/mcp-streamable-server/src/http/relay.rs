@@ -1,0 +1,69 @@
+//! What a node keeps of the streams it relays between a client and another node: the
+//! standalone streams it reads for clients of other nodes (as holder), and the ones it follows
+//! from the store for its own clients (as reader), each under a token.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+/// The relayed standalone streams of one node.
+#[derive(Default)]
+pub(crate) struct Relay {
+    next_token: AtomicU64,
+    /// As holder: the tasks draining a standalone stream another node's client reads from the
+    /// store, by that node and its token.
+    drains: Mutex<HashMap<(String, u64), AbortHandle>>,
+    /// As reader: the standalone streams this node's clients read from the store, by token;
+    /// the sender ends one when its holder says another reader took the stream over.
+    follows: Mutex<HashMap<u64, oneshot::Sender<()>>>,
+    /// Whether the task answering other nodes' envelopes runs.
+    pub(crate) inbox_started: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Relay {
+    pub(crate) fn token(&self) -> u64 {
+        self.next_token.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_drain(&self, node: String, token: u64, task: AbortHandle) {
+        if let Some(old) = lock(&self.drains).insert((node, token), task) {
+            old.abort();
+        }
+    }
+
+    /// Ends the drain for `node`'s `token`; whether there was one.
+    pub(crate) fn end_drain(&self, node: &str, token: u64) -> bool {
+        let drain = lock(&self.drains).remove(&(node.to_owned(), token));
+        drain.map(|d| d.abort()).is_some()
+    }
+
+    /// Forgets a drain that ended by itself.
+    pub(crate) fn drained(&self, node: &str, token: u64) {
+        lock(&self.drains).remove(&(node.to_owned(), token));
+    }
+
+    /// A standalone stream followed under `token`: the receiver fires when it must end.
+    pub(crate) fn follow(&self, token: u64) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.follows).insert(token, tx);
+        rx
+    }
+
+    /// Ends the follow of `token`, if it is still on.
+    pub(crate) fn moved(&self, token: u64) {
+        if let Some(tx) = lock(&self.follows).remove(&token) {
+            let _ = tx.send(());
+        }
+    }
+
+    pub(crate) fn unfollow(&self, token: u64) {
+        lock(&self.follows).remove(&token);
+    }
+}

@@ -1,0 +1,162 @@
+//! Several nodes serving one set of sessions (`Config::cluster`), on the in-memory network and
+//! stores: any node serves any request of any session, and a session whose holder died is taken
+//! over by the next node it reaches.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use http::StatusCode;
+use mcp_streamable_server::{
+    Config, InMemoryEventStore, InMemoryNetwork, InMemorySessionStore, Restarted,
+    StreamableHttpService,
+};
+use serde_json::json;
+
+use crate::harness::*;
+
+/// Nodes of one network, sharing stores; each counts the applications it started, and the
+/// restarts among them.
+struct Nodes {
+    network: InMemoryNetwork,
+    events: InMemoryEventStore,
+    records: InMemorySessionStore,
+    started: Arc<AtomicUsize>,
+    restarted: Arc<AtomicU64>,
+}
+
+impl Nodes {
+    fn new() -> Nodes {
+        Nodes {
+            network: InMemoryNetwork::default(),
+            events: InMemoryEventStore::default(),
+            records: InMemorySessionStore::default(),
+            started: Arc::default(),
+            restarted: Arc::default(),
+        }
+    }
+
+    fn node(&self, name: &str) -> StreamableHttpService {
+        let config = Config::default()
+            .event_store(self.events.clone())
+            .session_store(self.records.clone())
+            .cluster(self.network.node(name));
+        let (started, restarted) = (Arc::clone(&self.started), Arc::clone(&self.restarted));
+        service_with(config, move |conn, parts: http::request::Parts| {
+            started.fetch_add(1, Ordering::Relaxed);
+            if let Some(r) = parts.extensions.get::<Restarted>() {
+                restarted.store(r.generation, Ordering::Relaxed);
+            }
+            crate::app::session(conn, parts)
+        })
+    }
+}
+
+fn labels(messages: &[mcp_jsonrpc::Message]) -> Vec<String> {
+    messages.iter().map(label).collect()
+}
+
+#[tokio::test]
+async fn any_node_serves_any_request_of_a_session_held_by_one() {
+    let nodes = Nodes::new();
+    let (a, b, c) = (nodes.node("a"), nodes.node("b"), nodes.node("c"));
+    let sid = initialize(&a, "2025-11-25").await;
+    assert_eq!(nodes.network.holder(&sid).as_deref(), Some("a"));
+    // A call through b: its progress and result come back through b, in order.
+    let answer = call_tool(&b, &sid, 1, "progress", json!({"steps": 5})).await;
+    assert_eq!(labels(&answer), ["p1", "p2", "p3", "p4", "p5", "r1"]);
+    let answer = call_tool(&c, &sid, 2, "progress", json!({"steps": 2})).await;
+    assert_eq!(labels(&answer), ["p1", "p2", "r2"]);
+    // The standalone stream read through b gets a broadcast made through c.
+    let mut standalone = Sse::new(b.handle(get(&sid, None)).await);
+    let answer = call_tool(&c, &sid, 3, "broadcast", json!({"count": 2, "text": "hi"})).await;
+    assert_eq!(labels(&answer), ["r3"]);
+    let notes = [
+        standalone.next().await.unwrap(),
+        standalone.next().await.unwrap(),
+    ];
+    assert_eq!(labels(&messages(&notes)), ["n:notifications/message"; 2]);
+    // The application ran once, on a; nothing ran elsewhere.
+    assert_eq!(nodes.started.load(Ordering::Relaxed), 1);
+    assert_eq!((b.session_count(), c.session_count()), (0, 0));
+    // DELETE through c ends the session on a, and b's standalone stream with it.
+    let deleted = c.handle(delete(&sid)).await;
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert!(standalone.ends().await);
+    assert_eq!(a.session_count(), 0);
+    assert_eq!(nodes.network.held(), 0);
+    assert!(nodes.records.is_empty());
+    assert_eq!(nodes.events.session_count(), 0);
+    let gone = b.handle(request(post(Some(&sid)), ping(4))).await;
+    refusal(gone, StatusCode::NOT_FOUND).await;
+}
+
+#[tokio::test]
+async fn a_stream_followed_on_another_node_resumes_anywhere() {
+    let nodes = Nodes::new();
+    let (a, b, c) = (nodes.node("a"), nodes.node("b"), nodes.node("c"));
+    let sid = initialize(&a, "2025-11-25").await;
+    let response = b
+        .handle(request(
+            post(Some(&sid)),
+            call(1, "progress", json!({"steps": 6, "delay_ms": 20})),
+        ))
+        .await;
+    let mut first = Sse::new(response);
+    let read = [first.next().await.unwrap(), first.next().await.unwrap()];
+    assert_eq!(labels(&messages(&read)), ["p1", "p2"]);
+    let last = first.last_event_id().to_owned();
+    drop(first);
+    // The client comes back through c with the last id it read: the rest, once each.
+    let mut resumed = Sse::new(c.handle(get(&sid, Some(&last))).await);
+    let rest = resumed.rest(100).await;
+    assert_eq!(labels(&messages(&rest)), ["p3", "p4", "p5", "p6", "r1"]);
+    // And an id no node gave out is refused wherever it is named.
+    let forged = b.handle(get(&sid, Some("1_999"))).await;
+    refusal(forged, StatusCode::BAD_REQUEST).await;
+}
+
+#[tokio::test]
+async fn a_dead_holders_session_is_taken_over_and_its_open_requests_answered() {
+    let nodes = Nodes::new();
+    let (a, b, c) = (nodes.node("a"), nodes.node("b"), nodes.node("c"));
+    let sid = initialize(&a, "2025-11-25").await;
+    // A request that a would answer in an hour, followed through b.
+    let response = b
+        .handle(request(
+            post(Some(&sid)),
+            call(1, "sleep", json!({"ms": 3_600_000})),
+        ))
+        .await;
+    let mut waiting = Sse::new(response);
+    nodes.network.kill("a");
+    // b learns a died, takes the session over, and answers the request with an error.
+    let answer = waiting.rest(10).await;
+    assert_eq!(answer.len(), 1, "{answer:?}");
+    let mcp_jsonrpc::Message::Response(r) = message(&answer[0]) else {
+        panic!("not a response: {answer:?}");
+    };
+    assert!(r.result().is_err(), "{r:?}");
+    assert_eq!(nodes.network.holder(&sid).as_deref(), Some("b"));
+    assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
+    // The session goes on, through any node, on its new holder.
+    let answer = call_tool(&c, &sid, 2, "progress", json!({"steps": 2})).await;
+    assert_eq!(labels(&answer), ["p1", "p2", "r2"]);
+    assert_eq!(b.session_count(), 1);
+    // New sessions start anywhere.
+    let other = initialize(&c, "2025-11-25").await;
+    let answer = call_tool(&b, &other, 1, "progress", json!({"steps": 1})).await;
+    assert_eq!(labels(&answer), ["p1", "r1"]);
+}
+
+#[tokio::test]
+async fn a_request_for_a_dead_holders_session_takes_it_over() {
+    let nodes = Nodes::new();
+    let (a, b) = (nodes.node("a"), nodes.node("b"));
+    let sid = initialize(&a, "2025-03-26").await;
+    nodes.network.kill("a");
+    let answer = call_tool(&b, &sid, 7, "progress", json!({"steps": 1})).await;
+    assert_eq!(labels(&answer), ["p1", "r7"]);
+    assert_eq!(nodes.network.holder(&sid).as_deref(), Some("b"));
+    assert_eq!(nodes.started.load(Ordering::Relaxed), 2);
+    assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
+}
