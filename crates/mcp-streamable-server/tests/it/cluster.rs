@@ -160,3 +160,71 @@ async fn a_request_for_a_dead_holders_session_takes_it_over() {
     assert_eq!(nodes.started.load(Ordering::Relaxed), 2);
     assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
 }
+
+#[tokio::test]
+async fn a_servers_request_is_answered_through_any_node() {
+    let nodes = Nodes::new();
+    let (a, b, c) = (nodes.node("a"), nodes.node("b"), nodes.node("c"));
+    let sid = initialize(&a, "2025-11-25").await;
+    let response = b
+        .handle(request(post(Some(&sid)), call(1, "ask", json!({}))))
+        .await;
+    let mut stream = Sse::new(response);
+    let ask = message(&stream.next().await.unwrap());
+    let mcp_jsonrpc::Message::Request(ask) = ask else {
+        panic!("not a request: {ask:?}");
+    };
+    assert_eq!(ask.method, "sampling/createMessage");
+    // The client's answer reaches the holder through c.
+    let answer = json!({"jsonrpc": "2.0", "id": ask.id, "result": {"ok": 1}}).to_string();
+    let posted = c.handle(request(post(Some(&sid)), answer)).await;
+    assert_eq!(posted.status(), StatusCode::ACCEPTED);
+    let rest = messages(&stream.rest(10).await);
+    assert_eq!(labels(&rest), ["r1"]);
+    assert_eq!(result_of(&rest[0])["client said"], "{\"ok\":1}");
+}
+
+#[tokio::test]
+async fn a_second_standalone_stream_on_another_node_takes_over() {
+    let nodes = Nodes::new();
+    let (a, b, c) = (nodes.node("a"), nodes.node("b"), nodes.node("c"));
+    let sid = initialize(&a, "2025-11-25").await;
+    let mut first = Sse::new(b.handle(get(&sid, None)).await);
+    let mut second = Sse::new(c.handle(get(&sid, None)).await);
+    // S12: the first ends; what is broadcast goes to the second.
+    assert!(first.ends().await);
+    call_tool(&a, &sid, 1, "broadcast", json!({"text": "one"})).await;
+    let note = message(&second.next().await.unwrap());
+    assert_eq!(params_of(&note)["data"], "one");
+    // A GET on the holder itself takes it over from c in turn.
+    let mut third = Sse::new(a.handle(get(&sid, None)).await);
+    assert!(second.ends().await);
+    call_tool(&b, &sid, 2, "broadcast", json!({"text": "two"})).await;
+    let note = message(&third.next().await.unwrap());
+    assert_eq!(params_of(&note)["data"], "two");
+}
+
+#[tokio::test]
+async fn per_request_posts_need_no_holder() {
+    let nodes = Nodes::new();
+    let (a, b) = (nodes.node("a"), nodes.node("b"));
+    nodes.network.kill("a");
+    // 2026-07-28: no session, nothing forwarded: served where it lands, even on a node the
+    // others take for dead.
+    for node in [&a, &b] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }}});
+        let response = node
+            .handle(request(
+                post(None)
+                    .header("mcp-protocol-version", "2026-07-28")
+                    .header("mcp-method", "ping"),
+                body.to_string(),
+            ))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    assert_eq!(nodes.network.held(), 0);
+}
