@@ -79,6 +79,18 @@
 //! order of the sends, never while holding a session's lock, and asks the event store, not its
 //! own counters, whether a `Last-Event-ID` was given out.
 //!
+//! # Several nodes (N1-N6)
+//!
+//! With a [`Cluster`] ([`Config::cluster`]) and an event store and session store that every
+//! node shares, several processes behind a load balancer without session affinity serve one
+//! set of sessions. A session's application runs on one node, its holder; a request reaching
+//! another node is forwarded to the holder, and its answer followed from the shared event
+//! store, so any node serves any POST, GET, resumption or DELETE. When a holder dies, the next
+//! node a request of its session reaches takes it over: it starts the application again from
+//! the stored `initialize` (the factory's parts carry [`Restarted`]) and answers the requests
+//! the dead holder left unanswered with errors. [`InMemoryNetwork`] runs nodes in one process
+//! (for tests); `mcp-streamable-redis` shares them through Redis.
+//!
 //! # Memory (S22)
 //!
 //! Per session: at most [`Config::max_buffered_bytes`] of messages waiting for slow or absent

@@ -89,7 +89,8 @@ impl std::error::Error for ReplayError {
 /// order, never two at once, so a store needs no ordering of its own.
 ///
 /// [`InMemoryEventStore`] is the bounded default. Implement this trait to keep events
-/// elsewhere (to resume across server restarts, or across the nodes behind a load balancer).
+/// elsewhere: shared by the nodes of a [`Cluster`](crate::Cluster), it lets any node serve
+/// any session's streams (`mcp-streamable-redis` is such a store).
 pub trait EventStore: Send + Sync + 'static {
     /// Keeps `message`, the `index`th of `stream`.
     fn append<'a>(
