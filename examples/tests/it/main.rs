@@ -5,6 +5,9 @@
 #[allow(dead_code)] // The tests use only part of what the example uses.
 mod echo_app;
 
+#[path = "../../support/proxy.rs"]
+mod proxy;
+
 #[path = "../../support/serve.rs"]
 #[allow(dead_code)] // The tests serve through `run`, never until Ctrl-C.
 mod serve;
@@ -14,5 +17,6 @@ mod serve;
 mod browser;
 
 mod echo;
+mod nodes;
 mod oauth;
 mod protected;

@@ -142,13 +142,12 @@ impl Follow {
                 None => std::future::pending().await,
             }
         };
+        // Any write wakes: a full watch drops changes, so the one read may be of another
+        // stream when this one's was dropped.
         let change = async {
-            loop {
-                match self.watch.recv().await {
-                    Some(Change::Written { stream }) if stream != self.stream => {}
-                    Some(Change::Written { .. }) => return true,
-                    Some(Change::HolderLost) | None => return false,
-                }
+            match self.watch.recv().await {
+                Some(Change::Written { .. }) => true,
+                Some(Change::HolderLost) | None => false,
             }
         };
         let change = tokio::select! {

@@ -72,7 +72,9 @@ pub enum Change {
 /// The changes of one session, as [`Cluster::watch`] hands them out.
 ///
 /// The channel may be small: a cluster that finds it full drops the change, since the watcher
-/// has one pending and reads the store afresh on each. Dropping the receiver ends the watch.
+/// has one pending and reads the store afresh on each; so a watcher takes any
+/// [`Change::Written`] as news of every stream of the session. Dropping the receiver ends the
+/// watch.
 pub type Watch = mpsc::Receiver<Change>;
 
 /// An envelope another node forwarded to this one, with the way to answer it.

@@ -1,0 +1,97 @@
+//! A load balancer without session affinity, for the tests of several nodes: each HTTP request
+//! goes to the next node in turn, whatever session it names, and its response (an SSE stream
+//! included) is passed back as it comes.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+type Body = UnsyncBoxBody<Bytes, hyper::Error>;
+
+/// A round-robin proxy in front of `nodes`.
+pub(crate) struct RoundRobin {
+    nodes: std::sync::Mutex<Vec<SocketAddr>>,
+    next: AtomicUsize,
+    /// Requests passed on, per node.
+    passed: std::sync::Mutex<std::collections::HashMap<SocketAddr, usize>>,
+    client: Client<HttpConnector, Incoming>,
+}
+
+impl RoundRobin {
+    /// Listens on a loopback port the OS picks; returns the proxy and its address. It serves
+    /// until the runtime ends.
+    pub(crate) async fn start(nodes: Vec<SocketAddr>) -> (Arc<RoundRobin>, SocketAddr) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let proxy = Arc::new(RoundRobin {
+            passed: Default::default(),
+            nodes: std::sync::Mutex::new(nodes),
+            next: AtomicUsize::new(0),
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        });
+        let serving = Arc::clone(&proxy);
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let _ = stream.set_nodelay(true);
+                let proxy = Arc::clone(&serving);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let proxy = Arc::clone(&proxy);
+                        async move { Ok::<_, Infallible>(proxy.pass(request).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        (proxy, addr)
+    }
+
+    /// The requests passed on to `node`.
+    pub(crate) fn passed(&self, node: SocketAddr) -> usize {
+        self.passed.lock().unwrap().get(&node).copied().unwrap_or(0)
+    }
+
+    /// Stops sending requests to `addr` (as a load balancer's health check would).
+    pub(crate) fn remove(&self, addr: SocketAddr) {
+        self.nodes.lock().unwrap().retain(|a| *a != addr);
+    }
+
+    async fn pass(&self, request: Request<Incoming>) -> Response<Body> {
+        let node = {
+            let nodes = self.nodes.lock().unwrap();
+            nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()]
+        };
+        *self.passed.lock().unwrap().entry(node).or_default() += 1;
+        let (mut parts, body) = request.into_parts();
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        parts.uri = format!("http://{node}{path}").parse().unwrap();
+        match self.client.request(Request::from_parts(parts, body)).await {
+            Ok(response) => response.map(BodyExt::boxed_unsync),
+            Err(err) => {
+                let mut response = Response::new(
+                    Full::new(Bytes::from(format!("proxy: node {node}: {err}")))
+                        .map_err(|never| match never {})
+                        .boxed_unsync(),
+                );
+                *response.status_mut() = StatusCode::BAD_GATEWAY;
+                response
+            }
+        }
+    }
+}
