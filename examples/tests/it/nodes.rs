@@ -26,6 +26,8 @@ const WAIT: Duration = Duration::from_secs(30);
 pub(crate) struct Node {
     pub(crate) addr: SocketAddr,
     runtime: Option<tokio::runtime::Runtime>,
+    /// What else dies with the node (the in-memory network's view of it).
+    on_kill: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Node {
@@ -47,6 +49,7 @@ impl Node {
         Node {
             addr,
             runtime: Some(runtime),
+            on_kill: None,
         }
     }
 
@@ -54,6 +57,9 @@ impl Node {
     pub(crate) fn kill(&mut self) {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
+        }
+        if let Some(on_kill) = self.on_kill.take() {
+            on_kill();
         }
     }
 }
@@ -66,6 +72,7 @@ impl Drop for Node {
 
 /// One client session through the proxy: its sender, and the notifications it receives.
 pub(crate) struct Session {
+    pub(crate) id: String,
     pub(crate) sender: ClientSender,
     notes: mpsc::UnboundedReceiver<Notification>,
     reader: tokio::task::JoinHandle<()>,
@@ -80,6 +87,12 @@ impl Session {
             .await
             .unwrap();
         let sender = conn.sender();
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "nodes", "version": "0"}});
+        let init = Request::new(0, "initialize", to_raw_value(&params).ok());
+        let answer = sender.call(init, WAIT).await.expect("initialize answered");
+        assert!(!answer.is_error(), "{answer:?}");
+        let id = conn.session_id().expect("a session id");
         let (tx, notes) = mpsc::unbounded_channel();
         let reader = tokio::spawn(async move {
             while let Ok(Some(message)) = conn.recv().await {
@@ -88,25 +101,27 @@ impl Session {
                 }
             }
         });
-        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "nodes", "version": "0"}});
-        let init = Request::new(0, "initialize", to_raw_value(&params).ok());
-        let answer = sender.call(init, WAIT).await.expect("initialize answered");
-        assert!(!answer.is_error(), "{answer:?}");
         let initialized = Notification::new("notifications/initialized", None);
         sender.send(initialized.into()).await.unwrap();
         Session {
+            id,
             sender,
             notes,
             reader,
         }
     }
 
+    /// The notifications received so far, without waiting.
+    pub(crate) fn received(&mut self) -> Vec<Notification> {
+        std::iter::from_fn(|| self.notes.try_recv().ok()).collect()
+    }
+
     pub(crate) async fn call(&self, id: i64, tool: &str, arguments: Value) -> Response {
         let mut params = json!({"name": tool, "arguments": arguments});
         params["_meta"] = json!({"progressToken": format!("t{id}")});
         let request = Request::new(id, "tools/call", to_raw_value(&params).ok());
-        self.sender.call(request, WAIT).await.expect("an answer")
+        let answer = self.sender.call(request, WAIT).await;
+        answer.unwrap_or_else(|e| panic!("session {}: no answer to {id} ({tool}): {e}", self.id))
     }
 
     /// The next `n` notifications.
@@ -187,34 +202,119 @@ fn nodes_config() -> Config {
     Config::default().keep_alive(None)
 }
 
-/// The nodes' configs, sharing one in-memory network and stores: the backend-free check of
-/// the same wiring the Redis test runs.
-fn in_memory() -> impl Fn(&str) -> Config {
+/// Three nodes on the in-memory network and stores (the backend-free check of the wiring the
+/// Redis tests run), each killed with the network's view of it.
+fn in_memory_nodes() -> (
+    Vec<(String, Node)>,
+    mcp_streamable_http::server::InMemoryNetwork,
+) {
     use mcp_streamable_http::server::{InMemoryEventStore, InMemoryNetwork, InMemorySessionStore};
     let network = InMemoryNetwork::default();
     let events = InMemoryEventStore::default();
     let records = InMemorySessionStore::default();
-    move |name: &str| {
-        nodes_config()
-            .event_store(events.clone())
-            .session_store(records.clone())
-            .cluster(network.node(name))
-    }
+    let nodes = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            let config = nodes_config()
+                .event_store(events.clone())
+                .session_store(records.clone())
+                .cluster(network.node(name));
+            let mut node = Node::start(move || config);
+            let network = network.clone();
+            node.on_kill = Some(Box::new(move || network.kill(name)));
+            (name.to_owned(), node)
+        })
+        .collect();
+    (nodes, network)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_without_affinity_serve_every_session() {
-    let config = Arc::new(in_memory());
-    let nodes: Vec<Node> = ["a", "b", "c"]
+    let (nodes, _) = in_memory_nodes();
+    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|(_, n)| n.addr).collect()).await;
+    progress_and_broadcasts(&format!("http://{addr}/mcp"), 32, 3).await;
+    for (name, node) in &nodes {
+        assert!(proxy.passed(node.addr) > 100, "node {name} served requests");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_nodes_sessions_go_on_through_the_others() {
+    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_test_writer().try_init();
+    let (nodes, network) = in_memory_nodes();
+    failover(nodes, move |session| network.holder(session)).await;
+}
+
+/// Sessions mid-call when the holder of the first is killed: the calls it held end with the
+/// dead holder's error, the others with their result; every progress notification arrives
+/// once and in order; then every session, and new ones, go on.
+pub(crate) async fn failover(
+    mut nodes: Vec<(String, Node)>,
+    holder: impl Fn(&str) -> Option<String>,
+) {
+    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|(_, n)| n.addr).collect()).await;
+    let url = format!("http://{addr}/mcp");
+    let mut sessions = Vec::new();
+    for _ in 0..9 {
+        sessions.push(Session::start(&url).await);
+    }
+    let victim = holder(&sessions[0].id).expect("a holder");
+    let doomed: Vec<bool> = sessions
+        .iter()
+        .map(|s| holder(&s.id).as_deref() == Some(victim.as_str()))
+        .collect();
+    let sessions: Vec<Arc<tokio::sync::Mutex<Session>>> = sessions
         .into_iter()
-        .map(|name| {
-            let config = Arc::clone(&config);
-            Node::start(move || config(name))
+        .map(|s| Arc::new(tokio::sync::Mutex::new(s)))
+        .collect();
+    let calls: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let s = Arc::clone(s);
+            tokio::spawn(async move {
+                let session = s.lock().await;
+                let steps = json!({"steps": 40, "delay_ms": 25});
+                session.call(1, "progress", steps).await
+            })
         })
         .collect();
-    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|n| n.addr).collect()).await;
-    progress_and_broadcasts(&format!("http://{addr}/mcp"), 32, 3).await;
-    for node in &nodes {
-        assert!(proxy.passed(node.addr) > 100, "every node served requests");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, node) = nodes.iter_mut().find(|(n, _)| *n == victim).unwrap();
+    proxy.remove(node.addr);
+    node.kill();
+    for ((call, session), doomed) in calls.into_iter().zip(&sessions).zip(&doomed) {
+        let answer = call.await.unwrap();
+        let progress: Vec<u64> = session
+            .lock()
+            .await
+            .received()
+            .iter()
+            .filter(|n| n.method == "notifications/progress")
+            .map(|n| params(n)["progress"].as_u64().unwrap())
+            .collect();
+        let expected: Vec<u64> = (1..=progress.len() as u64).collect();
+        assert_eq!(progress, expected, "once each, in order");
+        if *doomed {
+            let error = answer.result().expect_err("the dead holder's call failed");
+            assert!(
+                error.message.contains("stopped before answering"),
+                "{error:?}"
+            );
+            assert!(progress.len() < 40);
+        } else {
+            assert_eq!(text_of(&answer), "done");
+            assert_eq!(progress.len(), 40);
+        }
     }
+    for session in &sessions {
+        let session = session.lock().await;
+        let answer = session.call(2, "progress", json!({"steps": 2})).await;
+        assert_eq!(text_of(&answer), "done");
+        assert_ne!(holder(&session.id).as_deref(), Some(victim.as_str()));
+    }
+    let fresh = Session::start(&url).await;
+    assert_eq!(
+        text_of(&fresh.call(1, "echo", json!({"text": "hi"})).await),
+        "hi"
+    );
 }
