@@ -240,7 +240,10 @@ async fn three_nodes_without_affinity_serve_every_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_nodes_sessions_go_on_through_the_others() {
-    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_test_writer().try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let (nodes, network) = in_memory_nodes();
     failover(nodes, move |session| network.holder(session)).await;
 }

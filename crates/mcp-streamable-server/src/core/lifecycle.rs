@@ -78,6 +78,22 @@ impl Session {
         }
     }
 
+    /// Ends the session on this node only (a node of a cluster shutting down): what was sent is
+    /// stored, the shared records stay, and the lease goes, so that the next request of the
+    /// session takes it over on another node (N4).
+    pub(crate) async fn hand_over(self: &Arc<Self>) {
+        if !self.close_now(Ending::Flush) {
+            return;
+        }
+        self.ctx.sessions.remove(self);
+        let watermark = self.lock().store_queue.queued();
+        self.store_caught_up(watermark).await;
+        if let Some(cluster) = &self.ctx.config.cluster {
+            cluster.hand_over(&self.id).await;
+        }
+        tracing::debug!(parent: &self.span, "session handed over");
+    }
+
     /// Ends the session from a context that cannot wait (a drop): the store is told on a task.
     pub(crate) fn close_detached(self: &Arc<Self>, ending: Ending) {
         if !self.close_now(ending) {

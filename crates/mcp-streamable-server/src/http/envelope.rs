@@ -100,6 +100,8 @@ pub(crate) enum Answer {
     Standalone { prime: bool, before: Option<u64> },
     /// Done: a DELETE, a leave.
     Done,
+    /// This node does not hold the session (any more): look it up again.
+    NotHere,
     /// Refused, as the holder would have answered the client.
     Refused(Refusal),
 }
@@ -139,6 +141,16 @@ impl From<Refusal> for Reject {
 }
 
 impl Envelope {
+    /// The session the envelope is about, when it names one.
+    pub(crate) fn session(&self) -> Option<&str> {
+        match self {
+            Envelope::Post { session, .. }
+            | Envelope::Standalone { session, .. }
+            | Envelope::Delete { session, .. } => Some(session),
+            Envelope::Leave { .. } | Envelope::Moved { .. } => None,
+        }
+    }
+
     pub(crate) fn to_bytes(&self) -> bytes::Bytes {
         bytes::Bytes::from(serde_json::to_vec(self).unwrap_or_default())
     }

@@ -44,6 +44,12 @@ pub(crate) fn start(server: &Arc<Server>) {
 }
 
 async fn answer(server: &Arc<Server>, envelope: Envelope) -> Result<Answer, Reject> {
+    if let Some(id) = envelope.session()
+        && server.ctx.sessions.get(id).is_none()
+    {
+        // Handed over, or ended: the asking node looks the session up again.
+        return Ok(Answer::NotHere);
+    }
     match envelope {
         Envelope::Post {
             session,

@@ -103,6 +103,7 @@ async fn forward(
     };
     match serde_json::from_slice::<Answer>(&bytes) {
         Ok(Answer::Refused(refusal)) => Err(refusal.into()),
+        Ok(Answer::NotHere) => Ok(Err(format!("node {node} does not hold the session"))),
         Ok(answer) => Ok(Ok(answer)),
         Err(err) => Err(Reject::new(
             Kind::Internal,

@@ -223,9 +223,15 @@ impl StreamableHttpService {
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        // What was sent in time still reaches the readers that are there to take it.
+        // What was sent in time still reaches the readers that are there to take it. With a
+        // cluster, a session is handed over rather than ended: another node takes it over at
+        // its next request.
         for session in ctx.sessions.all_with_transient() {
-            session.close(Ending::Flush).await;
+            if ctx.config.cluster.is_some() && !session.is_transient() {
+                session.hand_over().await;
+            } else {
+                session.close(Ending::Flush).await;
+            }
         }
     }
 }

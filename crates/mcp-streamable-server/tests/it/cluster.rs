@@ -228,3 +228,19 @@ async fn per_request_posts_need_no_holder() {
     }
     assert_eq!(nodes.network.held(), 0);
 }
+
+#[tokio::test]
+async fn a_node_shutting_down_hands_its_sessions_over() {
+    let nodes = Nodes::new();
+    let (a, b) = (nodes.node("a"), nodes.node("b"));
+    let sid = initialize(&a, "2025-11-25").await;
+    let mut standalone = Sse::new(b.handle(get(&sid, None)).await);
+    a.shutdown(std::time::Duration::from_secs(1)).await;
+    // The standalone stream followed on b ends with it; the session is not over.
+    assert!(standalone.ends().await);
+    assert!(!nodes.records.is_empty());
+    let answer = call_tool(&b, &sid, 1, "progress", json!({"steps": 1})).await;
+    assert_eq!(labels(&answer), ["p1", "r1"]);
+    assert_eq!(nodes.network.holder(&sid).as_deref(), Some("b"));
+    assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
+}

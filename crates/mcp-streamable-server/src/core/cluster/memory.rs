@@ -44,8 +44,8 @@ pub struct InMemoryNetwork {
 #[derive(Default)]
 struct Net {
     nodes: HashMap<String, Node>,
-    /// Each held session: its holder and the holder's number.
-    holders: HashMap<String, (String, u64)>,
+    /// Each held session: its holder (none once handed over) and the holder's number.
+    holders: HashMap<String, (Option<String>, u64)>,
     /// Each watched session's watches: the holder each names, and its channel.
     watches: HashMap<String, Vec<(String, mpsc::Sender<Change>)>>,
 }
@@ -117,7 +117,7 @@ impl InMemoryNetwork {
         self.lock()
             .holders
             .get(session)
-            .map(|(node, _)| node.clone())
+            .and_then(|(node, _)| node.clone())
     }
 
     /// The number of sessions held.
@@ -167,7 +167,7 @@ impl Cluster for InMemoryCluster {
         }
         let mut net = self.network.lock();
         net.holders
-            .insert(session.to_owned(), (self.name.clone(), 0));
+            .insert(session.to_owned(), (Some(self.name.clone()), 0));
         ready(Ok(()))
     }
 
@@ -180,17 +180,19 @@ impl Cluster for InMemoryCluster {
         let Some((holder, generation)) = net.holders.get_mut(session) else {
             return ready(Ok(Location::Unknown));
         };
-        let location = if *holder == self.name {
-            Location::Here
-        } else if net.nodes.get(holder.as_str()).is_some_and(|n| n.alive) {
-            Location::Elsewhere {
-                node: holder.clone(),
-            }
-        } else {
-            holder.clone_from(&self.name);
-            *generation += 1;
-            Location::TakenOver {
-                generation: *generation,
+        let alive = |node: &str| net.nodes.get(node).is_some_and(|n| n.alive);
+        let location = match holder.as_deref() {
+            Some(node) if node == self.name => Location::Here,
+            Some(node) if alive(node) => Location::Elsewhere {
+                node: node.to_owned(),
+            },
+            // Lapsed, or handed over.
+            _ => {
+                *holder = Some(self.name.clone());
+                *generation += 1;
+                Location::TakenOver {
+                    generation: *generation,
+                }
             }
         };
         ready(Ok(location))
@@ -201,9 +203,19 @@ impl Cluster for InMemoryCluster {
         if net
             .holders
             .get(session)
-            .is_some_and(|(holder, _)| *holder == self.name)
+            .is_some_and(|(holder, _)| holder.as_deref() == Some(self.name.as_str()))
         {
             net.holders.remove(session);
+        }
+        ready(())
+    }
+
+    fn hand_over<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        let mut net = self.network.lock();
+        if let Some((holder, _)) = net.holders.get_mut(session)
+            && holder.as_deref() == Some(self.name.as_str())
+        {
+            *holder = None;
         }
         ready(())
     }

@@ -131,6 +131,15 @@ pub trait Cluster: Send + Sync + 'static {
     /// A session this node held ended: nobody holds it any more.
     fn release<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
 
+    /// This node lets go of a session that goes on (it shuts down): the next node to
+    /// [`locate`](Cluster::locate) it takes it over, as from a holder that died. The default
+    /// calls [`release`](Cluster::release), which is right for a cluster whose `locate` takes
+    /// over a session that has a record in the shared [`SessionStore`](crate::SessionStore) and
+    /// no holder.
+    fn hand_over<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        self.release(session)
+    }
+
     /// Hands `envelope` to `node` and waits for its answer.
     fn forward<'a>(
         &'a self,
