@@ -79,7 +79,7 @@
 //! order of the sends, never while holding a session's lock, and asks the event store, not its
 //! own counters, whether a `Last-Event-ID` was given out.
 //!
-//! # Several nodes (N1-N6)
+//! # Several nodes (N1-N7)
 //!
 //! With a [`Cluster`] ([`Config::cluster`]) and an event store and session store that every
 //! node shares, several processes behind a load balancer without session affinity serve one
