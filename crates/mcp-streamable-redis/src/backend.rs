@@ -158,10 +158,7 @@ impl Shared {
     }
 
     /// Runs `pipe` (one round trip) on the shared command connection.
-    pub(crate) async fn pipe<T: FromRedisValue>(
-        &self,
-        pipe: &redis::Pipeline,
-    ) -> Result<T, Error> {
+    pub(crate) async fn pipe<T: FromRedisValue>(&self, pipe: &redis::Pipeline) -> Result<T, Error> {
         let mut conn = self.conn.clone();
         within(self.options.command_timeout, pipe.query_async(&mut conn)).await
     }

@@ -156,7 +156,10 @@ mod tests {
             parse_location(array(vec![Value::Int(3), Value::Int(4)])),
             Some(Location::TakenOver { generation: 4 })
         );
-        assert_eq!(parse_location(array(vec![Value::Int(3), Value::Int(-1)])), None);
+        assert_eq!(
+            parse_location(array(vec![Value::Int(3), Value::Int(-1)])),
+            None
+        );
         assert_eq!(parse_location(array(vec![Value::Int(2)])), None);
         assert_eq!(parse_location(Value::Nil), None);
     }

@@ -63,11 +63,6 @@ impl Error {
             Kind::NodeGone | Kind::InboxFull | Kind::ForwardTimeout | Kind::Unanswered
         )
     }
-
-    #[cfg(test)]
-    pub(crate) fn kind(&self) -> Kind {
-        self.kind
-    }
 }
 
 impl fmt::Display for Error {

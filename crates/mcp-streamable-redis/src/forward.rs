@@ -125,11 +125,6 @@ impl Forwards {
     fn lock(&self) -> MutexGuard<'_, HashMap<u64, Pending>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    #[cfg(test)]
-    pub(crate) fn pending(&self) -> usize {
-        self.lock().len()
-    }
 }
 
 /// Hands `envelope` to `node` through its inbox channel and waits for the answer.
@@ -169,7 +164,8 @@ pub(crate) async fn forward(shared: &Shared, node: &str, envelope: Bytes) -> Res
 /// PUBLISHes `frame` on `node`'s inbox; the number of subscribers that got it.
 async fn publish(shared: &Shared, node: &str, frame: &Frame) -> Result<u64, Error> {
     let mut cmd = redis::cmd("PUBLISH");
-    cmd.arg(shared.keys.inbox(node)).arg(frame.encode().as_ref());
+    cmd.arg(shared.keys.inbox(node))
+        .arg(frame.encode().as_ref());
     shared.query(&cmd).await
 }
 
@@ -207,7 +203,9 @@ fn take_envelope(shared: &Arc<Shared>, frame: Frame) {
         .forwards
         .inbox
         .try_send(Forwarded::new(frame.body.clone(), tx));
-    let refused = taken.is_err().then(|| reply(FrameKind::Refused, Bytes::new()));
+    let refused = taken
+        .is_err()
+        .then(|| reply(FrameKind::Refused, Bytes::new()));
     let unanswered = reply(FrameKind::Unanswered, Bytes::new());
     let correlation = frame.correlation;
     tokio::spawn(async move {

@@ -36,9 +36,7 @@ pub(crate) async fn run(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), E
                     sink,
                     subscribed: HashSet::new(),
                 };
-                connection
-                    .serve(stream, &mut ready, connected_before)
-                    .await
+                connection.serve(stream, &mut ready, connected_before).await
             }
             Err(error) => error,
         };
@@ -56,7 +54,11 @@ pub(crate) async fn run(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), E
 }
 
 async fn connect(shared: &Shared) -> Result<(PubSubSink, PubSubStream), Error> {
-    let pubsub = within(shared.options.command_timeout, shared.client.get_async_pubsub()).await?;
+    let pubsub = within(
+        shared.options.command_timeout,
+        shared.client.get_async_pubsub(),
+    )
+    .await?;
     Ok(pubsub.split())
 }
 
@@ -78,7 +80,12 @@ impl Connection<'_> {
         reconnected: bool,
     ) -> Error {
         let inbox = self.shared.keys.inbox(&self.shared.options.node);
-        if let Err(error) = within(self.shared.options.command_timeout, self.sink.subscribe(&inbox)).await {
+        if let Err(error) = within(
+            self.shared.options.command_timeout,
+            self.sink.subscribe(&inbox),
+        )
+        .await
+        {
             return error;
         }
         if let Err(error) = self.reconcile().await {
@@ -124,12 +131,20 @@ impl Connection<'_> {
         let gone: Vec<String> = self.subscribed.difference(&wanted).cloned().collect();
         if !new.is_empty() {
             let channels: Vec<String> = new.iter().map(|s| keys.watch(s)).collect();
-            within(self.shared.options.command_timeout, self.sink.subscribe(channels)).await?;
+            within(
+                self.shared.options.command_timeout,
+                self.sink.subscribe(channels),
+            )
+            .await?;
             self.subscribed.extend(new);
         }
         if !gone.is_empty() {
             let channels: Vec<String> = gone.iter().map(|s| keys.watch(s)).collect();
-            within(self.shared.options.command_timeout, self.sink.unsubscribe(channels)).await?;
+            within(
+                self.shared.options.command_timeout,
+                self.sink.unsubscribe(channels),
+            )
+            .await?;
             for session in &gone {
                 self.subscribed.remove(session);
             }
@@ -143,7 +158,10 @@ impl Connection<'_> {
         if channel == inbox {
             forward::on_inbox(self.shared, payload);
         } else if let Some(session) = self.shared.keys.session_of_watch(channel) {
-            match std::str::from_utf8(payload).ok().and_then(|s| s.parse().ok()) {
+            match std::str::from_utf8(payload)
+                .ok()
+                .and_then(|s| s.parse().ok())
+            {
                 Some(stream) => self.shared.watches.written(session, stream),
                 None => tracing::warn!(channel, "malformed news on a watch channel"),
             }

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use mcp_streamable_server::{ProtocolVersion, SessionRecord, SessionStore, StoreError, StoreFuture};
+use mcp_streamable_server::{
+    ProtocolVersion, SessionRecord, SessionStore, StoreError, StoreFuture,
+};
 
 use crate::backend::RedisBackend;
 use crate::error::{Error, Kind};
@@ -107,7 +109,9 @@ fn record_from_fields(id: &str, fields: &mut HashMap<String, Vec<u8>>) -> Option
 /// A time as fixed-width digits (seconds, then nanoseconds, since the epoch), so that Lua
 /// compares two as strings, exactly to the nanosecond.
 fn time_to_field(at: SystemTime) -> String {
-    let since = at.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let since = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
     format!("{:020}{:09}", since.as_secs(), since.subsec_nanos())
 }
 
