@@ -162,7 +162,8 @@ mod protocol;
 pub mod serve;
 
 pub use crate::core::cluster::{
-    Change, Cluster, Forwarded, InMemoryCluster, InMemoryNetwork, Location, Restarted, Watch,
+    Change, Cluster, Forwarded, InMemoryCluster, InMemoryNetwork, Location, NotHolder, Restarted,
+    Watch,
 };
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,

@@ -4,6 +4,7 @@
 //! `kill -9` does to a process.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,9 @@ use mcp_streamable_http::server::{Config, StreamableHttpService};
 use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+use mcp_streamable_redis::testing::RedisServer;
+use mcp_streamable_redis::{Options, RedisBackend};
 
 use crate::echo_app;
 use crate::proxy::RoundRobin;
@@ -32,7 +36,7 @@ pub(crate) struct Node {
 
 impl Node {
     /// Starts a node serving with the config `config` makes on the node's runtime.
-    pub(crate) fn start(config: impl FnOnce() -> Config + Send + 'static) -> Node {
+    pub(crate) fn start(config: impl Future<Output = Config> + Send + 'static) -> Node {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -42,7 +46,7 @@ impl Node {
         runtime.spawn(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap()).unwrap();
-            let service = StreamableHttpService::new(config(), echo_app::session);
+            let service = StreamableHttpService::new(config.await, echo_app::session);
             let _ = serve::run(listener, service, std::future::pending()).await;
         });
         let addr = rx.recv_timeout(WAIT).expect("the node listens");
@@ -219,7 +223,7 @@ fn in_memory_nodes() -> (
                 .event_store(events.clone())
                 .session_store(records.clone())
                 .cluster(network.node(name));
-            let mut node = Node::start(move || config);
+            let mut node = Node::start(async move { config });
             let network = network.clone();
             node.on_kill = Some(Box::new(move || network.kill(name)));
             (name.to_owned(), node)
@@ -320,4 +324,136 @@ pub(crate) async fn failover(
         text_of(&fresh.call(1, "echo", json!({"text": "hi"})).await),
         "hi"
     );
+}
+
+/// Three nodes sharing `redis`, each with its own backend (two connections), killed with its
+/// runtime: its lease then lapses, as a killed process's does.
+fn redis_nodes(redis: &RedisServer) -> Vec<(String, Node)> {
+    ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            let url = redis.url();
+            let node = Node::start(async move {
+                let options = Options::default().node(name);
+                let backend = RedisBackend::connect(&url, options).await.unwrap();
+                nodes_config()
+                    .event_store(backend.event_store())
+                    .session_store(backend.session_store())
+                    .cluster(backend.cluster())
+            });
+            (name.to_owned(), node)
+        })
+        .collect()
+}
+
+/// The node holding `session`, as Redis says.
+fn redis_holder(redis: &RedisServer, session: &str) -> Option<String> {
+    let key = format!("mcp:holder:{{{session}}}");
+    let node = redis_cli(redis, &["HGET", &key, "node"]).trim().to_owned();
+    (!node.is_empty()).then_some(node)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_on_redis_serve_every_session() {
+    let redis = RedisServer::start().expect("redis-server starts");
+    let nodes = redis_nodes(&redis);
+    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|(_, n)| n.addr).collect()).await;
+    progress_and_broadcasts(&format!("http://{addr}/mcp"), 32, 3).await;
+    for (name, node) in &nodes {
+        assert!(proxy.passed(node.addr) > 100, "node {name} served requests");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_on_redis_hands_its_sessions_to_the_others() {
+    let redis = RedisServer::start().expect("redis-server starts");
+    let nodes = redis_nodes(&redis);
+    failover(nodes, |session| redis_holder(&redis, session)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_redis_is_away_requests_fail_fast_with_503_and_service_resumes_after() {
+    let mut redis = RedisServer::start().expect("redis-server starts");
+    let nodes = redis_nodes(&redis);
+    let (_proxy, addr) = RoundRobin::start(nodes.iter().map(|(_, n)| n.addr).collect()).await;
+    let url = format!("http://{addr}/mcp");
+    let before = Session::start(&url).await;
+    redis.stop();
+    // Nothing can start a session, on any node, and the refusal says why, at once.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    for _ in 0..3 {
+        let (status, body) = raw(addr, "POST", "", &init).await;
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("unavailable"), "{body}");
+    }
+    redis.restart().expect("redis-server restarts");
+    // The nodes renew their leases by themselves, within a third of one.
+    for _ in 0..100 {
+        if redis_cli(&redis, &["--scan", "--pattern", "mcp:node:*"])
+            .lines()
+            .count()
+            == 3
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Service resumes by itself: new sessions, their calls through every node, their end.
+    let after = Session::start(&url).await;
+    for id in 1..=6 {
+        let answer = after.call(id, "echo", json!({"text": "back"})).await;
+        assert_eq!(text_of(&answer), "back");
+    }
+    // A session started before is gone with Redis's memory (this one kept nothing on disk):
+    // its requests are answered, on its holder or as an unknown session elsewhere, not hung.
+    for id in 1..=6 {
+        let request = Request::new(id, "ping", None);
+        let answered = tokio::time::timeout(WAIT, before.sender.call(request, WAIT)).await;
+        assert!(answered.is_ok(), "request {id} of the old session hung");
+    }
+    // Nothing is left behind in Redis once the session is deleted: the three nodes' leases.
+    let (status, _) = raw(
+        addr,
+        "DELETE",
+        &format!("mcp-session-id: {}\r\n", after.id),
+        "",
+    )
+    .await;
+    assert_eq!(status, 204);
+    let keys = redis_cli(&redis, &["--scan", "--pattern", "mcp:*"]);
+    let mut keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["mcp:node:a", "mcp:node:b", "mcp:node:c"]);
+}
+
+fn redis_cli(redis: &RedisServer, args: &[&str]) -> String {
+    let out = std::process::Command::new("redis-cli")
+        .args(["-p", &redis.port().to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli runs");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One request written by hand to `addr`, `extra` headers included: its status and whole
+/// response.
+async fn raw(addr: SocketAddr, method: &str, extra: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = format!(
+        "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: application/json, \
+         text/event-stream\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         {extra}connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    (response[9..12].parse().unwrap(), response)
 }

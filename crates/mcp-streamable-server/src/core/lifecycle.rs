@@ -94,6 +94,18 @@ impl Session {
         tracing::debug!(parent: &self.span, "session handed over");
     }
 
+    /// Another node holds the session now (the store said [`NotHolder`]): this node's copy
+    /// ends, its streams with it, and the shared records stay the holder's (N4). Clients reading
+    /// here resume through the holder.
+    ///
+    /// [`NotHolder`]: crate::NotHolder
+    pub(crate) fn step_down(&self) {
+        if self.close_now(Ending::Abort) {
+            self.ctx.sessions.remove(self);
+            tracing::warn!(parent: &self.span, "another node took this session over: this node's copy ended");
+        }
+    }
+
     /// Ends the session from a context that cannot wait (a drop): the store is told on a task.
     pub(crate) fn close_detached(self: &Arc<Self>, ending: Ending) {
         if !self.close_now(ending) {

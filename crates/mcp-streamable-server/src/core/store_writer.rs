@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use crate::core::cluster::NotHolder;
 use crate::core::event_store::EventStore;
 use crate::core::session::Session;
 use crate::core::state::{Batch, StoreOp};
@@ -90,11 +91,13 @@ async fn write_op(store: &dyn EventStore, session: &Session, op: StoreOp) {
             stream,
             index,
             json,
-        } => {
-            if let Err(err) = store.append(&session.id, stream, index, json).await {
+        } => match store.append(&session.id, stream, index, json).await {
+            Ok(()) => {}
+            Err(err) if err.downcast_ref::<NotHolder>().is_some() => session.step_down(),
+            Err(err) => {
                 tracing::error!(parent: &session.span, error = %err, stream, index, "event store append failed");
             }
-        }
+        },
         StoreOp::Finished { stream } => store.stream_finished(&session.id, stream).await,
         StoreOp::Opened { stream } => store.stream_opened(&session.id, stream).await,
         StoreOp::Began { stream, requests } => {

@@ -244,3 +244,73 @@ async fn a_node_shutting_down_hands_its_sessions_over() {
     assert_eq!(nodes.network.holder(&sid).as_deref(), Some("b"));
     assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
 }
+
+/// The in-memory store, refusing appends with `NotHolder` once fenced, as a shared store does
+/// to a node whose session another node took over.
+#[derive(Clone, Default)]
+struct Fenced {
+    inner: InMemoryEventStore,
+    fenced: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl mcp_streamable_server::EventStore for Fenced {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        index: u64,
+        message: bytes::Bytes,
+    ) -> mcp_streamable_server::StoreFuture<'a, Result<(), mcp_streamable_server::StoreError>> {
+        if self.fenced.load(Ordering::Relaxed) {
+            return Box::pin(std::future::ready(Err(
+                mcp_streamable_server::NotHolder.into()
+            )));
+        }
+        self.inner.append(session, stream, index, message)
+    }
+
+    fn replay_after<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> mcp_streamable_server::StoreFuture<
+        'a,
+        Result<Vec<mcp_streamable_server::StoredEvent>, mcp_streamable_server::ReplayError>,
+    > {
+        self.inner.replay_after(session, stream, after)
+    }
+
+    fn stream_finished<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> mcp_streamable_server::StoreFuture<'a, ()> {
+        self.inner.stream_finished(session, stream)
+    }
+
+    fn session_closed<'a>(
+        &'a self,
+        session: &'a str,
+    ) -> mcp_streamable_server::StoreFuture<'a, ()> {
+        self.inner.session_closed(session)
+    }
+}
+
+#[tokio::test]
+async fn a_node_told_it_no_longer_holds_a_session_ends_its_copy() {
+    let nodes = Nodes::new();
+    let events = Fenced::default();
+    let config = Config::default()
+        .event_store(events.clone())
+        .session_store(nodes.records.clone())
+        .cluster(nodes.network.node("a"));
+    let a = service(config);
+    let sid = initialize(&a, "2025-11-25").await;
+    events.fenced.store(true, Ordering::Relaxed);
+    let response = a.handle(request(post(Some(&sid)), ping(1))).await;
+    let _ = sse_events(response, 10).await;
+    // Its copy is gone from this node; the shared record is the holder's to keep.
+    assert_eq!(a.session_count(), 0);
+    assert!(!nodes.records.is_empty());
+}

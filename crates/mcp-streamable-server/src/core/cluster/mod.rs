@@ -55,6 +55,22 @@ pub enum Location {
     },
 }
 
+/// What a shared [`EventStore`](crate::EventStore) returns from
+/// [`append`](crate::EventStore::append) when the node writing no longer holds the session:
+/// another node took it over (this node's lease was taken for lapsed, say while the shared
+/// store restarted). The node then ends its own copy of the session, leaving the shared records
+/// to the holder, so that two applications never serve one session for long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotHolder;
+
+impl fmt::Display for NotHolder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("this node no longer holds the session")
+    }
+}
+
+impl std::error::Error for NotHolder {}
+
 /// What [`Cluster::watch`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
