@@ -9,6 +9,8 @@
 //   stateless  against a `--stateless` server: no session, GET 405, ping_client fails at once (S20)
 //   resume     cut a progress stream after two notifications, resume it with GET + Last-Event-ID
 //   oauth      against an `--auth-*` server: the SDK's OAuth flow with auth_server.mjs (oauth.mjs)
+//   failover   two `--redis` nodes: node A, which holds the session, killed mid-stream; the
+//              stream resumed through node B (node client.mjs URL_A failover URL_B PID_A)
 //
 // Prints `ok: ...` and exits 0, or `FAIL (step): reason` and exits 1. It never runs longer than
 // OVERALL_TIMEOUT_MS.
@@ -312,14 +314,102 @@ async function runResume(url) {
   return `cut after 2 of ${steps} notifications, resumed from ${resumedFrom}: 5 notifications and 1 result, once each`;
 }
 
+/**
+ * Two nodes sharing Redis (`echo_server --redis`). The session starts on node A, which holds
+ * it, and a progress call runs there; after two notifications A is killed (SIGKILL) and the
+ * client resumes the stream from its last event id through node B, which takes the session
+ * over: the call ends with the dead holder's error, each notification A published arrived
+ * once, and the session goes on through B.
+ */
+async function runFailover(urlA, urlB, pidA) {
+  const log = [];
+  const progress = [];
+  const tokens = [];
+  const steps = 20;
+  let resumedFrom;
+  try {
+    const first = connectClient(urlA, log);
+    await step('initialize on A', async () => {
+      await first.client.connect(first.transport);
+      check(first.transport.sessionId, 'no Mcp-Session-Id on the initialize response');
+    });
+    await step('kill A mid-stream', async () => {
+      let cut;
+      const twoSeen = new Promise(resolve => {
+        cut = resolve;
+      });
+      const call = first.client.request(
+        { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } },
+        CallToolResultSchema,
+        {
+          onprogress: ({ progress: n }) => {
+            progress.push(n);
+            if (progress.length === 2) {
+              cut();
+            }
+          },
+          onresumptiontoken: token => tokens.push(token),
+        },
+      );
+      call.catch(() => {});
+      await within(WAIT_MS, 'two progress notifications', twoSeen);
+      process.kill(Number(pidA), 'SIGKILL');
+      await first.transport.close().catch(() => {});
+      check(tokens.length > 0, 'the stream carried no event ids, so it cannot be resumed');
+    });
+    await step('resume through B', async () => {
+      const second = connectClient(urlB, log, { sessionId: first.transport.sessionId });
+      second.transport.setProtocolVersion(first.transport.protocolVersion);
+      // As in `resume`: replayed notifications carry the original request's progress token.
+      second.client.setNotificationHandler(ProgressNotificationSchema, notification => {
+        progress.push(notification.params.progress);
+      });
+      await second.client.connect(second.transport);
+      resumedFrom = tokens[tokens.length - 1];
+      let failure;
+      try {
+        await within(
+          3 * WAIT_MS,
+          `the resumed stream (Last-Event-ID ${resumedFrom})`,
+          second.client.request(
+            { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } },
+            CallToolResultSchema,
+            { resumptionToken: resumedFrom },
+          ),
+        );
+      } catch (error) {
+        failure = describe(error);
+      }
+      check(
+        failure?.includes('stopped before answering'),
+        `expected the dead holder's error, got ${failure ?? 'a result'}`,
+      );
+      const expected = Array.from({ length: progress.length }, (_, i) => i + 1);
+      check(
+        progress.length >= 2 && progress.length < steps && same(progress, expected),
+        `progress notifications ${JSON.stringify(progress)}, expected 1..k once each`,
+      );
+      const echo = await callTool(second.client, 'echo', { text: 'after' });
+      check(text(echo) === 'after', `echo through B answered ${JSON.stringify(echo)}`);
+      await second.transport.terminateSession();
+      await second.client.close();
+    });
+  } catch (error) {
+    fail(`${describe(error)}\n  wire: ${showLog(log)}; event ids: ${tokens.join(' ')}`);
+  }
+  return `A killed after ${progress.length} of ${steps} notifications, resumed through B from ${resumedFrom}: each once, the call answered with the dead holder's error, the session on`;
+}
+
 async function main() {
-  const [url, scenario] = process.argv.slice(2);
-  if (!url || !['full', 'json', 'stateless', 'resume', 'oauth'].includes(scenario)) {
-    console.log('usage: node client.mjs URL full|json|stateless|resume|oauth');
+  const [url, scenario, ...rest] = process.argv.slice(2);
+  const scenarios = ['full', 'json', 'stateless', 'resume', 'oauth', 'failover'];
+  if (!url || !scenarios.includes(scenario) || (scenario === 'failover' && rest.length !== 2)) {
+    console.log('usage: node client.mjs URL full|json|stateless|resume|oauth, or URL_A failover URL_B PID_A');
     process.exit(2);
   }
   const runners = {
     resume: () => runResume(url),
+    failover: () => runFailover(url, rest[0], rest[1]),
     oauth: async () => {
       const log = [];
       try {

@@ -9,6 +9,7 @@ use anyhow::{Result, bail};
 
 use crate::UsageError;
 use crate::cmd::{build_example, target_dir};
+use crate::nodes;
 use crate::peer::{self, Ended, Server};
 use crate::select::Selection;
 use crate::tools;
@@ -46,6 +47,9 @@ struct Pair {
     /// Whether the server is protected: `interop/ts/auth_server.mjs` runs beside it as its
     /// authorization server, and echo_server gets the `--auth-*` flags naming it.
     protected: bool,
+    /// Whether the server is two echo_server nodes sharing a Redis (`nodes.rs`): the client is
+    /// told both URLs and the first node's process id.
+    nodes: bool,
 }
 
 const fn pair(
@@ -60,6 +64,15 @@ const fn pair(
         flags,
         scenario,
         protected: false,
+        nodes: false,
+    }
+}
+
+/// `client` against two echo_server nodes sharing a Redis, in `scenario`.
+const fn nodes(client: Peer, scenario: &'static str) -> Pair {
+    Pair {
+        nodes: true,
+        ..pair(client, Ours, &[], scenario)
     }
 }
 
@@ -108,6 +121,9 @@ const PAIRS: &[Pair] = &[
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
     protected(Ts, "oauth"),
+    // Several nodes (issue 15): the SDK's client resumes through node b a stream whose holder,
+    // node a, was killed mid-stream.
+    nodes(Ts, "failover"),
 ];
 
 impl fmt::Display for Pair {
@@ -133,6 +149,9 @@ impl fmt::Display for Pair {
         }
         if self.protected {
             write!(f, " --auth-*")?;
+        }
+        if self.nodes {
+            write!(f, " x2 --redis")?;
         }
         write!(f, " ({})", self.scenario)
     }
@@ -323,6 +342,9 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         report.push_str(&format!("\n    logs: {}", dir.display()));
         report
     };
+    if pair.nodes {
+        return run_nodes(peers, pair, &dir).map_err(details);
+    }
     // A protected pair's authorization server first: the echo server is told its address.
     let authorization = match pair.protected {
         true => Some(
@@ -373,6 +395,31 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         &file("server.err"),
     )
     .map_err(details)
+}
+
+/// A pair of several nodes: a Redis of its own, nodes `a` and `b`, and the client told
+/// `URL_A SCENARIO URL_B PID_A`. Node `a` is meant to die; node `b` must live through it.
+fn run_nodes(peers: &Peers, pair: &Pair, dir: &std::path::Path) -> Result<(), String> {
+    let redis = nodes::Redis::start(dir).map_err(|e| format!("{e:#}"))?;
+    let command = || peers.server(pair).expect("echo_server is built");
+    let (a, mut b) = nodes::start_nodes(&redis, command, dir).map_err(|e| format!("{e:#}"))?;
+    let mut client = peers.client(pair, a.url()).map_err(|e| format!("{e:#}"))?;
+    client.args([b.url().to_owned(), a.pid().to_string()]);
+    let (ended, stdout) = peer::run_client(
+        client,
+        &dir.join("client.out"),
+        &dir.join("client.err"),
+        peer::CLIENT_TIMEOUT,
+    )
+    .map_err(|error| format!("{error:#}"))?;
+    let b_exit = b.exited();
+    drop((a, b, redis));
+    judge(
+        &ended,
+        &stdout,
+        b_exit.map(|s| s.to_string()),
+        &dir.join("server-b.err"),
+    )
 }
 
 /// echo_server's flags for a protected pair whose authorization server is at `issuer`. The

@@ -32,6 +32,7 @@ mod fuzz;
 mod interop;
 #[cfg(test)]
 mod layers;
+mod nodes;
 mod peer;
 mod select;
 #[cfg(test)]

@@ -21,7 +21,7 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// A child process, killed and reaped when dropped.
 #[derive(Debug)]
-struct Process(Child);
+pub(crate) struct Process(Child);
 
 impl Drop for Process {
     fn drop(&mut self) {
@@ -32,7 +32,7 @@ impl Drop for Process {
 }
 
 /// Starts `command` with stdout and stderr going to files.
-fn spawn(mut command: Command, stdout: &Path, stderr: &Path) -> Result<Process> {
+pub(crate) fn spawn(mut command: Command, stdout: &Path, stderr: &Path) -> Result<Process> {
     let program = command.get_program().to_string_lossy().into_owned();
     command
         .stdin(Stdio::null())
@@ -81,6 +81,11 @@ impl Server {
 
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Its process id, for a client that kills it on purpose.
+    pub(crate) fn pid(&self) -> u32 {
+        self.process.0.id()
     }
 
     /// `Some(status)` if the server is no longer running.
