@@ -417,7 +417,13 @@ async fn while_redis_is_away_requests_fail_fast_with_503_and_service_resumes_aft
     // Nothing of a deleted session is left in Redis, and what the nodes keep there is their
     // leases; the old session's holder, which never learnt Redis forgot it, writes nothing
     // back (the store refuses it: it holds nothing any more).
-    let (status, _) = raw(addr, "DELETE", &format!("mcp-session-id: {}\r\n", after.id), "").await;
+    let (status, _) = raw(
+        addr,
+        "DELETE",
+        &format!("mcp-session-id: {}\r\n", after.id),
+        "",
+    )
+    .await;
     assert_eq!(status, 204);
     let keys = redis_cli(&redis, &["--scan", "--pattern", "mcp:*"]);
     let mut keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();

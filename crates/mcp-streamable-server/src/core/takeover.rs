@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Response, code};
 
+use crate::core::cluster::Location;
 use crate::core::connection::ServerConnection;
 use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
@@ -120,12 +121,12 @@ impl Context {
         };
         let location = cluster.locate(id).await.map_err(Error::shared_store)?;
         match location {
-            crate::core::cluster::Location::Elsewhere { node } => Ok(Located::Elsewhere(node)),
-            crate::core::cluster::Location::TakenOver { generation } => {
+            Location::Elsewhere { node } => Ok(Located::Elsewhere(node)),
+            Location::TakenOver { generation } => {
                 let restored = self.restore(id, owner, generation).await?;
                 Ok(Located::Restored(restored))
             }
-            crate::core::cluster::Location::Here => {
+            Location::Here => {
                 // Held here by the books, not in memory: another request is restoring it (wait
                 // for it, a bounded while), or it ended here and the release was lost.
                 for _ in 0..RESTORE_WAITS {
