@@ -33,6 +33,7 @@ mod interop;
 #[cfg(test)]
 mod layers;
 mod peer;
+mod redis;
 mod select;
 #[cfg(test)]
 mod tidy;

@@ -92,6 +92,7 @@
 //! # Features
 //! - `testing`: [`testing::RedisServer`], a throwaway `redis-server` for tests.
 
+#![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;
