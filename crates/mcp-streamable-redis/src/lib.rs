@@ -72,7 +72,11 @@
 //!   unsubscribed within a third of a lease of its last being dropped).
 //!
 //! No call blocks a connection: a stream's reader waits on its watch, fed by the pub/sub
-//! connection, and reads the store when told something was written.
+//! connection, and reads the store when told something was written. A watch is subscribed in
+//! the background, a moment after [`watch`](mcp_streamable_server::Cluster::watch) returns;
+//! once it is, the watch is woken with a
+//! [`Written`](mcp_streamable_server::Change::Written), so that a write published in between
+//! (heard by nobody) is read all the same.
 //!
 //! # When Redis is down or slow
 //! - Every call fails within the [command timeout](Options::command_timeout) with an
@@ -81,9 +85,9 @@
 //!   `written`, `stream_finished`, `session_closed`, `remove`) log a warning.
 //! - The command connection reconnects on the next call; the pub/sub connection reconnects
 //!   by itself (within half a second of Redis being back) and subscribes again to everything;
-//!   since news may have been published while it was away, every watch is then told
-//!   [`HolderLost`](mcp_streamable_server::Change::HolderLost), so that its reader locates the
-//!   session and reads the store afresh.
+//!   since writes may have been published while it was away, every watch is then woken with a
+//!   [`Written`](mcp_streamable_server::Change::Written), so that its reader reads the store
+//!   afresh.
 //! - The lease renewal keeps trying every third of a lease. A node cut off from Redis longer
 //!   than its lease loses its sessions to the next node that locates them.
 //! - A forward fails at once when no node listens on the target's inbox, or the target's inbox
