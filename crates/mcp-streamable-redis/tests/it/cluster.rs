@@ -342,3 +342,56 @@ async fn a_session_s_channel_is_subscribed_once_and_dropped_with_its_last_watch(
     })
     .await;
 }
+
+/// Thousands of streams must not mean thousands of connections: a node holds its command
+/// connection and its pub/sub connection, whatever it watches and forwards.
+#[tokio::test]
+async fn a_node_holds_two_connections_whatever_it_watches() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(&redis, "b", options()).await;
+    let watches: Vec<Watch> = (0..500)
+        .map(|i| a.cluster().watch(&format!("s{i}"), "b"))
+        .collect();
+    let raw = support::raw(&redis).await;
+    let channels = move || {
+        let mut raw = raw.clone();
+        async move {
+            let channels: Vec<String> = redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .arg("t:watch:*")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            channels.len()
+        }
+    };
+    eventually("every session's channel is subscribed", || {
+        let count = channels();
+        async move { count.await == 500 }
+    })
+    .await;
+    let mut inbox = a.cluster().inbox().unwrap();
+    let server = tokio::spawn(async move {
+        while let Some(forwarded) = inbox.recv().await {
+            let _ = forwarded.reply.send(forwarded.envelope);
+        }
+    });
+    let forwards = (0..100).map(|i| {
+        let cluster = b.cluster();
+        async move { cluster.forward("a", Bytes::from(format!("{i}"))).await }
+    });
+    for answer in futures_util::future::join_all(forwards).await {
+        answer.unwrap();
+    }
+    let mut raw = support::raw(&redis).await;
+    let clients: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    // Two per node, and the two plain connections of this test.
+    assert_eq!(clients.lines().count(), 2 * 2 + 2, "{clients}");
+    drop(watches);
+    server.abort();
+}
