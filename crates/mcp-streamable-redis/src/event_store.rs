@@ -1,4 +1,4 @@
-//! The [`EventStore`] on Redis: one log per session (a Redis stream) and a hash of what is
+//! The [`EventStore`] on Redis: one log per session (a list) and a hash of what is
 //! known of its streams.
 
 use std::collections::HashMap;

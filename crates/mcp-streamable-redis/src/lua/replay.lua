@@ -12,15 +12,17 @@ if not last and tonumber(stream) > tonumber(hi) then return {0} end
 -- A rare request (a reconnection), against a log bounded by the session's caps.
 local out = {3}
 local first, final
-for _, entry in ipairs(redis.call('XRANGE', log, '-', '+')) do
-  local fields = entry[2]
-  if fields[2] == stream then
-    local i = tonumber(fields[4])
+local prefix = stream .. ' '
+for _, entry in ipairs(redis.call('LRANGE', log, 0, -1)) do
+  if string.sub(entry, 1, #prefix) == prefix then
+    local space = string.find(entry, ' ', #prefix + 1, true)
+    local index = string.sub(entry, #prefix + 1, space - 1)
+    local i = tonumber(index)
     first = first or i
     final = i
     if i > after then
-      out[#out + 1] = fields[4]
-      out[#out + 1] = fields[6]
+      out[#out + 1] = index
+      out[#out + 1] = string.sub(entry, space + 1)
     end
   end
 end

@@ -158,7 +158,7 @@ async fn a_long_session_of_many_streams_keeps_bookkeeping_for_what_it_keeps_only
         .await
         .unwrap();
     assert!(fields <= 4, "{fields} fields in the meta hash");
-    let kept: usize = redis::cmd("XLEN")
+    let kept: usize = redis::cmd("LLEN")
         .arg("t:log:{a}")
         .query_async(&mut raw)
         .await
