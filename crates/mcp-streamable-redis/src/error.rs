@@ -31,6 +31,8 @@ pub(crate) enum Kind {
     TooManyForwards,
     /// The node a forward named dropped the envelope unanswered.
     Unanswered,
+    /// This node wrote to a session it does not hold (any more).
+    NotHolder,
 }
 
 impl Error {
@@ -55,6 +57,12 @@ impl Error {
         matches!(self.kind, Kind::Timeout | Kind::Redis | Kind::Malformed)
     }
 
+    /// Whether the store refused a write because another node holds the session, or none
+    /// does (Redis forgot it): this node's copy of the session should end.
+    pub fn is_not_holder(&self) -> bool {
+        self.kind == Kind::NotHolder
+    }
+
     /// Whether a forward failed because of the node it named: gone, busy, slow, or it dropped
     /// the envelope.
     pub fn is_forward(&self) -> bool {
@@ -76,6 +84,7 @@ impl fmt::Display for Error {
             Kind::ForwardTimeout => "the target node did not answer within the forward timeout",
             Kind::TooManyForwards => "too many forwards are waiting for answers",
             Kind::Unanswered => "the target node dropped the envelope unanswered",
+            Kind::NotHolder => "this node no longer holds the session",
         })
     }
 }

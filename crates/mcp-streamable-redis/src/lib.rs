@@ -13,6 +13,12 @@
 //!   a session's application runs on one node at a time (its holder, which holds a lease), the
 //!   others forward it their requests, and a dead holder's sessions are taken over.
 //!
+//! Once the cluster is handed out, the event store writes only to sessions this node holds:
+//! a node whose session was taken over while it was alive (its lease lapsed while Redis was
+//! away, or while it stalled), or that Redis forgot, has its next append refused with an
+//! [`Error`] that [`is_not_holder`](Error::is_not_holder), and writes nothing over the
+//! holder's records (or back into an empty Redis).
+//!
 //! The in-memory stores stay the server's default: nothing here is used unless asked for.
 //!
 //! ```no_run

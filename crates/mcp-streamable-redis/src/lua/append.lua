@@ -1,10 +1,15 @@
 -- Appends one event to a session's log and trims the log to the session's caps, oldest first.
--- KEYS: log, meta. ARGV: stream, index, message, max events, max bytes, key ttl (ms), overhead.
+-- KEYS: log, meta, holder. ARGV: stream, index, message, max events, max bytes, key ttl (ms),
+-- overhead, this node (empty: no fence).
+-- Returns the events kept, or -1 when the fence is up and this node does not hold the session.
 -- The log is a list of "<stream> <index> <message>", oldest first: a list, not a Redis stream,
 -- since Redis 7 gives each new stream 4 KiB up front, twice an idle session's budget.
 local log, meta = KEYS[1], KEYS[2]
 local stream, index, message = ARGV[1], ARGV[2], ARGV[3]
 local max_events, max_bytes, overhead = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7])
+
+-- A node whose session another node took over (or that Redis forgot) writes nothing.
+if ARGV[8] ~= '' and redis.call('HGET', KEYS[3], 'node') ~= ARGV[8] then return -1 end
 
 -- The stream is open (as in memory, appending to an unknown stream opens it) and its last
 -- index is the highest appended.

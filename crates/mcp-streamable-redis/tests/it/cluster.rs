@@ -3,8 +3,11 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mcp_jsonrpc::Id;
 use mcp_streamable_redis::{Error, RedisBackend};
-use mcp_streamable_server::{Change, Cluster, Location, SessionRecord, SessionStore, Watch};
+use mcp_streamable_server::{
+    Change, Cluster, EventStore, Location, SessionRecord, SessionStore, Watch,
+};
 
 use crate::support::{self, PATIENCE, eventually, node, options, redis};
 
@@ -394,4 +397,88 @@ async fn a_node_holds_two_connections_whatever_it_watches() {
     assert_eq!(clients.lines().count(), 2 * 2 + 2, "{clients}");
     drop(watches);
     server.abort();
+}
+
+/// Takes `session` over on `node` from its holder while the holder is alive, as when its
+/// lease is taken for lapsed (the holder stalled): its liveness key is deleted until it is.
+async fn take_over_behind_its_back(
+    redis: &mcp_streamable_redis::testing::RedisServer,
+    holder: &str,
+    node: &RedisBackend,
+    session: &str,
+) -> u64 {
+    let mut raw = support::raw(redis).await;
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        let _: () = redis::cmd("DEL")
+            .arg(format!("t:node:{holder}"))
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        if let Location::TakenOver { generation } = node.cluster().locate(session).await.unwrap() {
+            return generation;
+        }
+    }
+    panic!("no takeover within {PATIENCE:?}");
+}
+
+#[tokio::test]
+async fn a_node_whose_session_was_taken_over_writes_nothing_more_to_it() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(&redis, "b", options()).await;
+    create(&a, "s").await;
+    let (ours, theirs) = (a.event_store(), b.event_store());
+    ours.stream_began("s", 1, &[Id::from(1)]).await.unwrap();
+    ours.append("s", 1, 1, Bytes::from_static(b"a1"))
+        .await
+        .unwrap();
+    assert_eq!(take_over_behind_its_back(&redis, "a", &b, "s").await, 1);
+    let refused = error_of(
+        ours.append("s", 1, 2, Bytes::from_static(b"a2"))
+            .await
+            .unwrap_err(),
+    );
+    assert!(refused.is_not_holder(), "{refused}");
+    assert_eq!(refused.to_string(), "this node no longer holds the session");
+    let refused = error_of(ours.stream_began("s", 2, &[Id::from(2)]).await.unwrap_err());
+    assert!(refused.is_not_holder(), "{refused}");
+    ours.stream_opened("s", 3).await;
+    // The holder's writes go on; the old one's left nothing.
+    theirs
+        .append("s", 1, 2, Bytes::from_static(b"b2"))
+        .await
+        .unwrap();
+    let events = theirs.replay_after("s", 1, 0).await.unwrap();
+    let messages: Vec<&[u8]> = events.iter().map(|e| e.message.as_ref()).collect();
+    assert_eq!(messages, [&b"a1"[..], b"b2"]);
+    assert_eq!(theirs.unfinished("s").await.unwrap().len(), 1);
+    assert_eq!(theirs.is_finished("s", 3).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_holder_redis_forgot_writes_no_key_back() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    create(&a, "s").await;
+    let mut raw = support::raw(&redis).await;
+    // What a restarted Redis without persistence keeps of the session: nothing.
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
+    let events = a.event_store();
+    let refused = error_of(events.append("s", 1, 1, Bytes::new()).await.unwrap_err());
+    assert!(refused.is_not_holder(), "{refused}");
+    assert!(events.stream_began("s", 1, &[Id::from(1)]).await.is_err());
+    events.stream_opened("s", 0).await;
+    events.stream_finished("s", 1).await;
+    assert!(support::keys(&mut raw, "t:*{s}").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_store_used_without_the_cluster_writes_as_asked() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let events = a.event_store();
+    events.append("s", 1, 1, Bytes::new()).await.unwrap();
+    events.stream_began("s", 2, &[Id::from(1)]).await.unwrap();
+    assert_eq!(events.replay_after("s", 1, 0).await.unwrap().len(), 1);
 }
