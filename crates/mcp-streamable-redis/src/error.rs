@@ -41,8 +41,14 @@ impl Error {
     }
 
     pub(crate) fn redis(source: redis::RedisError) -> Self {
+        // The driver's own response timeout, the command timeout too, is a timeout all the same.
+        let kind = if source.is_timeout() {
+            Kind::Timeout
+        } else {
+            Kind::Redis
+        };
         Error {
-            kind: Kind::Redis,
+            kind,
             source: Some(source),
         }
     }
