@@ -484,3 +484,21 @@ async fn a_store_used_without_the_cluster_writes_as_asked() {
     events.stream_began("s", 2, &[Id::from(1)]).await.unwrap();
     assert_eq!(events.replay_after("s", 1, 0).await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_forward_to_a_node_whose_service_is_gone_fails_as_unanswered_at_once() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(
+        &redis,
+        "b",
+        options().forward_timeout(Duration::from_secs(3600)),
+    )
+    .await;
+    drop(a.cluster().inbox().unwrap());
+    let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
+    assert_eq!(
+        error.to_string(),
+        "the target node dropped the envelope unanswered"
+    );
+}
