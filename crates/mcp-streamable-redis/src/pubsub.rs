@@ -44,7 +44,11 @@ pub(crate) async fn run(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), E
                 let _ = ready.send(Err(error));
                 return;
             }
-            None => tracing::warn!(%error, "redis pub/sub connection lost; reconnecting"),
+            // Once per outage: the attempts after the first say so at debug level.
+            None if backoff == MIN_BACKOFF => {
+                tracing::warn!(%error, "redis pub/sub connection lost; reconnecting");
+            }
+            None => tracing::debug!(%error, "redis pub/sub connection still down"),
         }
         sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);

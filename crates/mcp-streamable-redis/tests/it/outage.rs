@@ -190,3 +190,17 @@ async fn with_redis_frozen_calls_time_out_and_work_again_once_it_answers() {
     .await;
     server.abort();
 }
+
+#[tokio::test]
+async fn a_node_cannot_start_without_redis_and_says_so_at_once() {
+    let mut redis = redis();
+    let url = redis.url();
+    redis.stop();
+    let started = Instant::now();
+    let error =
+        mcp_streamable_redis::RedisBackend::connect(&url, options().command_timeout(TIMEOUT))
+            .await
+            .unwrap_err();
+    assert!(error.is_redis(), "{error}");
+    assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
+}
