@@ -115,7 +115,9 @@ impl Drop for PendingGuard<'_> {
 impl Forwards {
     pub(crate) fn new(inbox: mpsc::Sender<Forwarded>, max_pending: usize) -> Self {
         Forwards {
-            next: AtomicU64::new(0),
+            // A random start, so that a restarted node of the same name does not take a late
+            // answer to its predecessor's forward for one of its own.
+            next: AtomicU64::new(uuid::Uuid::new_v4().as_u64_pair().0),
             max_pending,
             pending: Mutex::new(HashMap::new()),
             inbox,
