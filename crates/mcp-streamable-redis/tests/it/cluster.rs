@@ -241,10 +241,25 @@ async fn a_forward_nobody_answers_times_out_and_is_forgotten() {
     let b = node(
         &redis,
         "b",
-        options().forward_timeout(Duration::from_millis(200)),
+        options()
+            .forward_timeout(Duration::from_millis(200))
+            .max_pending_forwards(1),
     )
     .await;
-    // Node a never takes its inbox: the envelope waits there unanswered.
+    // Node a never takes its inbox: the envelopes wait there unanswered. Each forward is
+    // forgotten when it times out, so the next has room.
+    for _ in 0..3 {
+        let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
+        assert!(error.is_timeout(), "{error}");
+    }
+    // A forward abandoned by its caller is forgotten too.
+    let abandoned = b.cluster();
+    let abandoned = abandoned.forward("a", Bytes::new());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), abandoned)
+            .await
+            .is_err()
+    );
     let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
     assert!(error.is_timeout(), "{error}");
     let none = node(&redis, "c", options().max_pending_forwards(0)).await;
