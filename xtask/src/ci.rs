@@ -49,8 +49,10 @@ fn clippy() -> Result<()> {
     ]))
 }
 
-/// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself.
+/// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself. The
+/// Redis backend's tests start `redis-server`s of their own: it is installed first if missing.
 fn test() -> Result<()> {
+    crate::redis::ensure()?;
     cmd::run(&mut cmd::cargo(&["test", "--workspace", "--all-features"]))
 }
 

@@ -400,6 +400,7 @@ fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
 /// A pair of several nodes: a Redis of its own, nodes `a` and `b`, and the client told
 /// `URL_A SCENARIO URL_B PID_A`. Node `a` is meant to die; node `b` must live through it.
 fn run_nodes(peers: &Peers, pair: &Pair, dir: &std::path::Path) -> Result<(), String> {
+    crate::redis::ensure().map_err(|e| format!("{e:#}"))?;
     let redis = nodes::Redis::start(dir).map_err(|e| format!("{e:#}"))?;
     let command = || peers.server(pair).expect("echo_server is built");
     let (a, mut b) = nodes::start_nodes(&redis, command, dir).map_err(|e| format!("{e:#}"))?;

@@ -34,6 +34,7 @@ mod interop;
 mod layers;
 mod nodes;
 mod peer;
+mod redis;
 mod select;
 #[cfg(test)]
 mod tidy;

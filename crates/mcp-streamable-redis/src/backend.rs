@@ -1,6 +1,7 @@
 //! One node's backend: its two connections, its background tasks, and the three seams that
 //! share them.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -68,6 +69,9 @@ pub(crate) struct Shared {
     pub(crate) inbox: Mutex<Option<mpsc::Receiver<Forwarded>>>,
     /// Wakes the pub/sub task when the set of watched sessions changed.
     pub(crate) subscriptions_changed: Notify,
+    /// Whether the event store writes only to sessions this node holds: once the cluster is
+    /// handed out, so that a store used without one writes as asked.
+    fenced: AtomicBool,
 }
 
 /// Aborts the background tasks when the last handle goes.
@@ -105,6 +109,7 @@ impl RedisBackend {
             watches: Watches::default(),
             inbox: Mutex::new(Some(inbox_rx)),
             subscriptions_changed: Notify::new(),
+            fenced: AtomicBool::new(false),
             client,
             conn,
             options,
@@ -145,7 +150,14 @@ impl RedisBackend {
     }
 
     /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend.
+    ///
+    /// From then on, the event store of this backend writes only to the sessions this node
+    /// holds: an append to another's fails with an [`Error`] that
+    /// [`is_not_holder`](Error::is_not_holder), so that a node whose session was taken over
+    /// while it was alive (its lease lapsed: Redis restarted, or the node stalled) learns it
+    /// at its next write and writes nothing over the holder's records.
     pub fn cluster(&self) -> RedisCluster {
+        self.shared.fenced.store(true, Ordering::Relaxed);
         RedisCluster::new(self.clone())
     }
 }
@@ -174,6 +186,16 @@ impl Shared {
             invocation.invoke_async(&mut conn),
         )
         .await
+    }
+
+    /// The node the event store's writes are fenced to, or `""` before the cluster is handed
+    /// out.
+    pub(crate) fn fence(&self) -> &str {
+        if self.fenced.load(Ordering::Relaxed) {
+            &self.options.node
+        } else {
+            ""
+        }
     }
 
     /// The inbox, the first time it is asked for.

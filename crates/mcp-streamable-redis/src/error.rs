@@ -31,6 +31,8 @@ pub(crate) enum Kind {
     TooManyForwards,
     /// The node a forward named dropped the envelope unanswered.
     Unanswered,
+    /// This node wrote to a session it does not hold (any more).
+    NotHolder,
 }
 
 impl Error {
@@ -39,8 +41,14 @@ impl Error {
     }
 
     pub(crate) fn redis(source: redis::RedisError) -> Self {
+        // The driver's own response timeout, the command timeout too, is a timeout all the same.
+        let kind = if source.is_timeout() {
+            Kind::Timeout
+        } else {
+            Kind::Redis
+        };
         Error {
-            kind: Kind::Redis,
+            kind,
             source: Some(source),
         }
     }
@@ -53,6 +61,12 @@ impl Error {
     /// Whether Redis could not be reached or answered with an error (a timeout included).
     pub fn is_redis(&self) -> bool {
         matches!(self.kind, Kind::Timeout | Kind::Redis | Kind::Malformed)
+    }
+
+    /// Whether the store refused a write because another node holds the session, or none
+    /// does (Redis forgot it): this node's copy of the session should end.
+    pub fn is_not_holder(&self) -> bool {
+        self.kind == Kind::NotHolder
     }
 
     /// Whether a forward failed because of the node it named: gone, busy, slow, or it dropped
@@ -76,6 +90,7 @@ impl fmt::Display for Error {
             Kind::ForwardTimeout => "the target node did not answer within the forward timeout",
             Kind::TooManyForwards => "too many forwards are waiting for answers",
             Kind::Unanswered => "the target node dropped the envelope unanswered",
+            Kind::NotHolder => "this node no longer holds the session",
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The [`EventStore`] on Redis: one log per session (a Redis stream) and a hash of what is
+//! The [`EventStore`] on Redis: one log per session (a list) and a hash of what is
 //! known of its streams.
 
 use std::collections::HashMap;
@@ -23,7 +23,8 @@ const EVENT_OVERHEAD: usize = 64;
 ///
 /// Each session keeps at most [`max_events_per_session`] events and
 /// [`max_bytes_per_session`] bytes, all its streams together, the oldest going first; its keys
-/// expire with the session and go when it is closed.
+/// expire with the session and go when it is closed. With the backend's
+/// [cluster](RedisBackend::cluster) handed out, it writes only to sessions this node holds.
 ///
 /// [`max_events_per_session`]: crate::Options::max_events_per_session
 /// [`max_bytes_per_session`]: crate::Options::max_bytes_per_session
@@ -49,14 +50,16 @@ impl RedisEventStore {
         let mut call = scripts::APPEND.prepare_invoke();
         call.key(shared.keys.log(session))
             .key(shared.keys.meta(session))
+            .key(shared.keys.holder(session))
             .arg(stream)
             .arg(index)
             .arg(message.as_ref())
             .arg(options.max_events_per_session)
             .arg(options.max_bytes_per_session)
             .arg(options.key_ttl_ms())
-            .arg(EVENT_OVERHEAD);
-        shared.script(&call).await.map(drop)
+            .arg(EVENT_OVERHEAD)
+            .arg(shared.fence());
+        fenced(shared.script(&call).await?)
     }
 
     async fn replay_after(
@@ -80,13 +83,13 @@ impl RedisEventStore {
 
     async fn stream_opened(&self, session: &str, stream: u64) -> Result<(), Error> {
         let shared = &self.backend.shared;
-        let meta = shared.keys.meta(session);
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .hset_nx(&meta, format!("l:{stream}"), 0)
-            .hset_nx(&meta, "hi", 0)
-            .pexpire(&meta, shared.options.key_ttl_ms() as i64);
-        shared.pipe::<()>(&pipe).await
+        let mut call = scripts::OPENED.prepare_invoke();
+        call.key(shared.keys.meta(session))
+            .key(shared.keys.holder(session))
+            .arg(stream)
+            .arg(shared.options.key_ttl_ms())
+            .arg(shared.fence());
+        fenced(shared.script(&call).await?)
     }
 
     async fn stream_began(&self, session: &str, stream: u64, requests: &[Id]) -> Result<(), Error> {
@@ -94,10 +97,12 @@ impl RedisEventStore {
         let requests = serde_json::to_string(requests).expect("ids serialize");
         let mut call = scripts::BEGAN.prepare_invoke();
         call.key(shared.keys.meta(session))
+            .key(shared.keys.holder(session))
             .arg(stream)
             .arg(requests)
-            .arg(shared.options.key_ttl_ms());
-        shared.script(&call).await.map(drop)
+            .arg(shared.options.key_ttl_ms())
+            .arg(shared.fence());
+        fenced(shared.script(&call).await?)
     }
 
     async fn unfinished(&self, session: &str) -> Result<Vec<Unfinished>, Error> {
@@ -138,6 +143,15 @@ impl RedisEventStore {
         cmd.arg(shared.keys.log(session))
             .arg(shared.keys.meta(session));
         shared.query::<()>(&cmd).await
+    }
+}
+
+/// A fenced write's answer: -1 when this node does not hold the session.
+fn fenced(reply: Value) -> Result<(), Error> {
+    match reply {
+        Value::Int(-1) => Err(Error::new(Kind::NotHolder)),
+        Value::Int(_) => Ok(()),
+        _ => Err(Error::new(Kind::Malformed)),
     }
 }
 
@@ -190,6 +204,16 @@ fn parse_unfinished(meta: &HashMap<String, String>) -> Option<Vec<Unfinished>> {
     Some(began.into_iter().map(|(_, u)| u).collect())
 }
 
+/// An append's error as the server reads it: a refused write (`is_not_holder`) is the server's
+/// [`NotHolder`](mcp_streamable_server::NotHolder), on which it ends its copy of the session.
+fn append_error(error: Error) -> StoreError {
+    if error.is_not_holder() {
+        // The server's own type: it ends its copy of the session on it (N4).
+        return mcp_streamable_server::NotHolder.into();
+    }
+    error.into()
+}
+
 /// Logs the failure of a call whose signature has no room for it.
 fn logged(what: &'static str, result: Result<(), Error>) {
     if let Err(error) = result {
@@ -205,7 +229,11 @@ impl EventStore for RedisEventStore {
         index: u64,
         message: Bytes,
     ) -> StoreFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.append(session, stream, index, message).await?) })
+        Box::pin(async move {
+            self.append(session, stream, index, message)
+                .await
+                .map_err(append_error)
+        })
     }
 
     fn replay_after<'a>(

@@ -115,7 +115,9 @@ impl Drop for PendingGuard<'_> {
 impl Forwards {
     pub(crate) fn new(inbox: mpsc::Sender<Forwarded>, max_pending: usize) -> Self {
         Forwards {
-            next: AtomicU64::new(0),
+            // A random start, so that a restarted node of the same name does not take a late
+            // answer to its predecessor's forward for one of its own.
+            next: AtomicU64::new(uuid::Uuid::new_v4().as_u64_pair().0),
             max_pending,
             pending: Mutex::new(HashMap::new()),
             inbox,
@@ -191,39 +193,35 @@ pub(crate) fn on_inbox(shared: &Arc<Shared>, payload: &[u8]) {
 /// the service's answer back, waiting no longer than the sender does.
 fn take_envelope(shared: &Arc<Shared>, frame: Frame) {
     let (tx, rx) = oneshot::channel();
-    let reply = |kind, body| Frame {
-        kind,
-        correlation: frame.correlation,
-        node: shared.options.node.clone(),
-        body,
-    };
-    let shared = Arc::clone(shared);
-    let sender = frame.node.clone();
     let taken = shared
         .forwards
         .inbox
         .try_send(Forwarded::new(frame.body.clone(), tx));
-    let refused = taken
-        .is_err()
-        .then(|| reply(FrameKind::Refused, Bytes::new()));
-    let unanswered = reply(FrameKind::Unanswered, Bytes::new());
-    let correlation = frame.correlation;
+    let refused = match taken {
+        Ok(()) => None,
+        Err(mpsc::error::TrySendError::Full(_)) => Some(FrameKind::Refused),
+        // Nobody takes this node's envelopes (its service is gone): none will be answered.
+        Err(mpsc::error::TrySendError::Closed(_)) => Some(FrameKind::Unanswered),
+    };
+    let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let answer = match refused {
-            Some(refused) => refused,
+        let (kind, body) = match refused {
+            Some(kind) => (kind, Bytes::new()),
             None => match tokio::time::timeout(shared.options.forward_timeout, rx).await {
-                Ok(Ok(body)) => Frame {
-                    kind: FrameKind::Answer,
-                    correlation,
-                    node: shared.options.node.clone(),
-                    body,
-                },
-                Ok(Err(_)) => unanswered,
+                Ok(Ok(body)) => (FrameKind::Answer, body),
+                Ok(Err(_)) => (FrameKind::Unanswered, Bytes::new()),
+                // The sender gave up waiting by now.
                 Err(_) => return,
             },
         };
-        if let Err(error) = publish(&shared, &sender, &answer).await {
-            tracing::debug!(%error, node = %sender, "could not answer a forwarded envelope");
+        let answer = Frame {
+            kind,
+            correlation: frame.correlation,
+            node: shared.options.node.clone(),
+            body,
+        };
+        if let Err(error) = publish(&shared, &frame.node, &answer).await {
+            tracing::debug!(%error, node = %frame.node, "could not answer a forwarded envelope");
         }
     });
 }

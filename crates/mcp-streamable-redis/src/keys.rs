@@ -26,7 +26,7 @@ impl Keys {
         format!("{}:holder:{{{session}}}", self.prefix)
     }
 
-    /// The session's events, all its streams in the order appended: a Redis stream.
+    /// The session's events, all its streams, oldest first: a list.
     pub(crate) fn log(&self, session: &str) -> String {
         format!("{}:log:{{{session}}}", self.prefix)
     }

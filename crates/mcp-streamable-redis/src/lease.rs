@@ -19,14 +19,25 @@ pub(crate) async fn renew(shared: &Shared) -> Result<(), Error> {
 }
 
 /// Renews the lease every third of it, for as long as the backend lives, whatever Redis does:
-/// a failed renewal is logged and the next one comes on time.
+/// a failed renewal is logged (a warning once per outage) and the next one comes on time.
 pub(crate) async fn keep(shared: Arc<Shared>) {
     let mut tick = interval(shared.options.lease / 3);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let node = &shared.options.node;
+    let mut failing = false;
     loop {
         tick.tick().await;
-        if let Err(error) = renew(&shared).await {
-            tracing::warn!(%error, node = %shared.options.node, "could not renew the node's lease");
+        match renew(&shared).await {
+            Ok(()) if failing => {
+                failing = false;
+                tracing::info!(%node, "the node's lease is renewed again");
+            }
+            Ok(()) => {}
+            Err(error) if failing => tracing::debug!(%error, %node, "lease still not renewed"),
+            Err(error) => {
+                failing = true;
+                tracing::warn!(%error, %node, "could not renew the node's lease");
+            }
         }
     }
 }

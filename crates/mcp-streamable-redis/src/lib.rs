@@ -13,6 +13,12 @@
 //!   a session's application runs on one node at a time (its holder, which holds a lease), the
 //!   others forward it their requests, and a dead holder's sessions are taken over.
 //!
+//! Once the cluster is handed out, the event store writes only to sessions this node holds:
+//! a node whose session was taken over while it was alive (its lease lapsed while Redis was
+//! away, or while it stalled), or that Redis forgot, has its next append refused with an
+//! [`Error`] that [`is_not_holder`](Error::is_not_holder), and writes nothing over the
+//! holder's records (or back into an empty Redis).
+//!
 //! The in-memory stores stay the server's default: nothing here is used unless asked for.
 //!
 //! ```no_run
@@ -42,7 +48,7 @@
 //! | --- | --- | --- |
 //! | `P:session:{S}` | hash | the record: `initialize`, `active` (the last request's time), `owner`, `version`; `generations` counts the takeovers |
 //! | `P:holder:{S}` | hash | the holder: `node` and `gen` (0 for the node that started the session) |
-//! | `P:log:{S}` | stream | the session's events, all its streams, in the order appended: fields `s` (stream), `i` (index), `m` (message) |
+//! | `P:log:{S}` | list | the session's events, all its streams, oldest first, each `"<stream> <index> <message>"` (a list, not a Redis stream: Redis 7 gives each new stream 4 KiB up front) |
 //! | `P:meta:{S}` | hash | its streams: `l:N` (open stream N's last index), `e:N` (how far it was evicted), `b:N` (the rank it began at and its request ids as JSON), `hi` (the highest stream), `bytes`, `seq` |
 //! | `P:node:NODE` | string | alive while the node's lease is: set with `PX` = the lease, every third of it |
 //!
@@ -72,7 +78,11 @@
 //!   unsubscribed within a third of a lease of its last being dropped).
 //!
 //! No call blocks a connection: a stream's reader waits on its watch, fed by the pub/sub
-//! connection, and reads the store when told something was written.
+//! connection, and reads the store when told something was written. A watch is subscribed in
+//! the background, a moment after [`watch`](mcp_streamable_server::Cluster::watch) returns;
+//! once it is, the watch is woken with a
+//! [`Written`](mcp_streamable_server::Change::Written), so that a write published in between
+//! (heard by nobody) is read all the same.
 //!
 //! # When Redis is down or slow
 //! - Every call fails within the [command timeout](Options::command_timeout) with an
@@ -81,9 +91,9 @@
 //!   `written`, `stream_finished`, `session_closed`, `remove`) log a warning.
 //! - The command connection reconnects on the next call; the pub/sub connection reconnects
 //!   by itself (within half a second of Redis being back) and subscribes again to everything;
-//!   since news may have been published while it was away, every watch is then told
-//!   [`HolderLost`](mcp_streamable_server::Change::HolderLost), so that its reader locates the
-//!   session and reads the store afresh.
+//!   since writes may have been published while it was away, every watch is then woken with a
+//!   [`Written`](mcp_streamable_server::Change::Written), so that its reader reads the store
+//!   afresh.
 //! - The lease renewal keeps trying every third of a lease. A node cut off from Redis longer
 //!   than its lease loses its sessions to the next node that locates them.
 //! - A forward fails at once when no node listens on the target's inbox, or the target's inbox
@@ -92,6 +102,7 @@
 //! # Features
 //! - `testing`: [`testing::RedisServer`], a throwaway `redis-server` for tests.
 
+#![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;

@@ -26,7 +26,6 @@ const MAX_BACKOFF: Duration = Duration::from_millis(500);
 pub(crate) async fn run(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Error>>) {
     let mut ready = Some(ready);
     let mut backoff = MIN_BACKOFF;
-    let mut connected_before = false;
     loop {
         let error = match connect(&shared).await {
             Ok((sink, stream)) => {
@@ -36,17 +35,20 @@ pub(crate) async fn run(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), E
                     sink,
                     subscribed: HashSet::new(),
                 };
-                connection.serve(stream, &mut ready, connected_before).await
+                connection.serve(stream, &mut ready).await
             }
             Err(error) => error,
         };
-        connected_before = true;
         match ready.take() {
             Some(ready) => {
                 let _ = ready.send(Err(error));
                 return;
             }
-            None => tracing::warn!(%error, "redis pub/sub connection lost; reconnecting"),
+            // Once per outage: the attempts after the first say so at debug level.
+            None if backoff == MIN_BACKOFF => {
+                tracing::warn!(%error, "redis pub/sub connection lost; reconnecting");
+            }
+            None => tracing::debug!(%error, "redis pub/sub connection still down"),
         }
         sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -77,7 +79,6 @@ impl Connection<'_> {
         &mut self,
         mut stream: PubSubStream,
         ready: &mut Option<oneshot::Sender<Result<(), Error>>>,
-        reconnected: bool,
     ) -> Error {
         let inbox = self.shared.keys.inbox(&self.shared.options.node);
         if let Err(error) = within(
@@ -93,10 +94,6 @@ impl Connection<'_> {
         }
         if let Some(ready) = ready.take() {
             let _ = ready.send(Ok(()));
-        }
-        if reconnected {
-            // What was published while the connection was down is lost.
-            self.shared.watches.news_lost();
         }
         let mut keepalive = interval(self.shared.options.lease.max(Duration::from_secs(1)));
         keepalive.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -122,8 +119,8 @@ impl Connection<'_> {
         }
     }
 
-    /// Subscribes the channels of newly watched sessions and unsubscribes those of sessions
-    /// no longer watched.
+    /// Subscribes the channels of newly watched sessions (all of them on a new connection),
+    /// waking their watches, and unsubscribes those of sessions no longer watched.
     async fn reconcile(&mut self) -> Result<(), Error> {
         let wanted = self.shared.watches.sessions();
         let keys = &self.shared.keys;
@@ -136,6 +133,10 @@ impl Connection<'_> {
                 self.sink.subscribe(channels),
             )
             .await?;
+            // Writes published before now were heard by nobody here.
+            for session in &new {
+                self.shared.watches.wake(session);
+            }
             self.subscribed.extend(new);
         }
         if !gone.is_empty() {

@@ -28,6 +28,11 @@ script!(
     "is_finished.lua"
 );
 script!(
+    /// A stream was opened with a priming event.
+    OPENED,
+    "opened.lua"
+);
+script!(
     /// A stream began for some requests.
     BEGAN,
     "began.lua"

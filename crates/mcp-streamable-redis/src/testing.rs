@@ -61,8 +61,35 @@ impl RedisServer {
     /// Kills it and waits for it to exit. Nothing is kept: a restart starts empty.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // A frozen process dies of SIGKILL all the same.
             let _ = child.kill();
             let _ = child.wait();
+        }
+    }
+
+    /// Freezes it (`SIGSTOP`): connections stay open and nothing is answered, as when Redis is
+    /// slow or the network drops packets. [`thaw`](RedisServer::thaw) undoes it.
+    pub fn freeze(&self) -> io::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// Lets a frozen server answer again (`SIGCONT`).
+    pub fn thaw(&self) -> io::Result<()> {
+        self.signal("-CONT")
+    }
+
+    fn signal(&self, signal: &str) -> io::Result<()> {
+        let Some(child) = &self.child else {
+            return Err(io::Error::other("redis-server is stopped"));
+        };
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("kill {signal} failed: {status}")))
         }
     }
 

@@ -11,6 +11,9 @@ use tokio::sync::mpsc;
 /// would only repeat themselves; two let a lost holder pass one pending write.
 const WATCH_CAPACITY: usize = 2;
 
+/// The stream a [`Watches::wake`] names.
+const WAKE_STREAM: u64 = 0;
+
 /// The watches of this node, by session.
 #[derive(Debug, Default)]
 pub(crate) struct Watches {
@@ -64,14 +67,12 @@ impl Watches {
         }
     }
 
-    /// News may have been missed (the pub/sub connection was lost): every watch is told to
-    /// locate its session again, which reads the store afresh.
-    pub(crate) fn news_lost(&self) {
-        for watchers in self.lock().values() {
-            for watcher in watchers {
-                let _ = watcher.changes.try_send(Change::HolderLost);
-            }
-        }
+    /// Wakes every watch of `session`, as a write would: its channel was just subscribed, and
+    /// what was written before that (between the reader's `watch` and its first read, or
+    /// while the pub/sub connection was down) was heard by nobody. A watcher takes any write
+    /// as news of every stream of the session, so the stream named is the standalone one.
+    pub(crate) fn wake(&self, session: &str) {
+        self.written(session, WAKE_STREAM);
     }
 
     /// The distinct holders named by watches not yet told their holder lapsed.

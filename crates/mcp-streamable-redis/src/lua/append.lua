@@ -1,8 +1,15 @@
 -- Appends one event to a session's log and trims the log to the session's caps, oldest first.
--- KEYS: log, meta. ARGV: stream, index, message, max events, max bytes, key ttl (ms), overhead.
+-- KEYS: log, meta, holder. ARGV: stream, index, message, max events, max bytes, key ttl (ms),
+-- overhead, this node (empty: no fence).
+-- Returns the events kept, or -1 when the fence is up and this node does not hold the session.
+-- The log is a list of "<stream> <index> <message>", oldest first: a list, not a Redis stream,
+-- since Redis 7 gives each new stream 4 KiB up front, twice an idle session's budget.
 local log, meta = KEYS[1], KEYS[2]
 local stream, index, message = ARGV[1], ARGV[2], ARGV[3]
 local max_events, max_bytes, overhead = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7])
+
+-- A node whose session another node took over (or that Redis forgot) writes nothing.
+if ARGV[8] ~= '' and redis.call('HGET', KEYS[3], 'node') ~= ARGV[8] then return -1 end
 
 -- The stream is open (as in memory, appending to an unknown stream opens it) and its last
 -- index is the highest appended.
@@ -15,20 +22,18 @@ if not hi or tonumber(stream) > tonumber(hi) then
   redis.call('HSET', meta, 'hi', stream)
 end
 
-redis.call('XADD', log, '*', 's', stream, 'i', index, 'm', message)
+local count = redis.call('RPUSH', log, stream .. ' ' .. index .. ' ' .. message)
 local bytes = redis.call('HINCRBY', meta, 'bytes', #message + overhead)
-local count = redis.call('XLEN', log)
-while count > max_events or bytes > max_bytes do
-  local oldest = redis.call('XRANGE', log, '-', '+', 'COUNT', 1)[1]
-  if not oldest then break end
-  local fields = oldest[2]
-  local s, i, m = fields[2], fields[4], fields[6]
+while count > 0 and (count > max_events or bytes > max_bytes) do
+  local oldest = redis.call('LPOP', log)
+  local first = string.find(oldest, ' ', 1, true)
+  local second = string.find(oldest, ' ', first + 1, true)
+  local s = string.sub(oldest, 1, first - 1)
   -- An open stream remembers how far it was evicted: a replay from before that has a gap.
   if redis.call('HEXISTS', meta, 'l:' .. s) == 1 then
-    redis.call('HSET', meta, 'e:' .. s, i)
+    redis.call('HSET', meta, 'e:' .. s, string.sub(oldest, first + 1, second - 1))
   end
-  redis.call('XDEL', log, oldest[1])
-  bytes = redis.call('HINCRBY', meta, 'bytes', -(#m + overhead))
+  bytes = redis.call('HINCRBY', meta, 'bytes', -(#oldest - second + overhead))
   count = count - 1
 end
 redis.call('PEXPIRE', log, ARGV[6])

@@ -1,6 +1,8 @@
 -- A stream began for some requests: it is open, and remembers them and its rank.
--- KEYS: meta. ARGV: stream, requests (JSON), key ttl (ms).
+-- KEYS: meta, holder. ARGV: stream, requests (JSON), key ttl (ms), this node (empty: no fence).
+-- Returns 1, or -1 when the fence is up and this node does not hold the session.
 local meta, stream = KEYS[1], ARGV[1]
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[2], 'node') ~= ARGV[4] then return -1 end
 local seq = redis.call('HINCRBY', meta, 'seq', 1)
 redis.call('HSET', meta, 'b:' .. stream, seq .. ' ' .. ARGV[2])
 redis.call('HSETNX', meta, 'l:' .. stream, 0)

@@ -2,7 +2,8 @@
 -- KEYS: log, meta. ARGV: stream.
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[2], 'l:' .. ARGV[1]) == 1 then return 0 end
-for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
-  if entry[2][2] == ARGV[1] then return 1 end
+local prefix = ARGV[1] .. ' '
+for _, entry in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if string.sub(entry, 1, #prefix) == prefix then return 1 end
 end
 return -1

@@ -3,8 +3,11 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mcp_jsonrpc::Id;
 use mcp_streamable_redis::{Error, RedisBackend};
-use mcp_streamable_server::{Change, Cluster, Location, SessionRecord, SessionStore, Watch};
+use mcp_streamable_server::{
+    Change, Cluster, EventStore, Location, SessionRecord, SessionStore, Watch,
+};
 
 use crate::support::{self, PATIENCE, eventually, node, options, redis};
 
@@ -238,10 +241,25 @@ async fn a_forward_nobody_answers_times_out_and_is_forgotten() {
     let b = node(
         &redis,
         "b",
-        options().forward_timeout(Duration::from_millis(200)),
+        options()
+            .forward_timeout(Duration::from_millis(200))
+            .max_pending_forwards(1),
     )
     .await;
-    // Node a never takes its inbox: the envelope waits there unanswered.
+    // Node a never takes its inbox: the envelopes wait there unanswered. Each forward is
+    // forgotten when it times out, so the next has room.
+    for _ in 0..3 {
+        let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
+        assert!(error.is_timeout(), "{error}");
+    }
+    // A forward abandoned by its caller is forgotten too.
+    let abandoned = b.cluster();
+    let abandoned = abandoned.forward("a", Bytes::new());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), abandoned)
+            .await
+            .is_err()
+    );
     let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
     assert!(error.is_timeout(), "{error}");
     let none = node(&redis, "c", options().max_pending_forwards(0)).await;
@@ -268,10 +286,11 @@ async fn a_watch_hears_of_writes_on_any_node_and_of_its_holder_s_lapse() {
             "no write heard within {PATIENCE:?}"
         );
         c.cluster().written("s", 7).await;
-        if let Ok(Some(change)) =
-            tokio::time::timeout(Duration::from_millis(50), watch.recv()).await
-        {
-            break change;
+        match tokio::time::timeout(Duration::from_millis(50), watch.recv()).await {
+            // The wake once the channel is subscribed.
+            Ok(Some(Change::Written { stream: 0 })) => continue,
+            Ok(Some(change)) => break change,
+            _ => continue,
         }
     };
     assert_eq!(heard, Change::Written { stream: 7 });
@@ -287,6 +306,26 @@ async fn a_watch_hears_of_writes_on_any_node_and_of_its_holder_s_lapse() {
         next_other_than_written(&mut watch).await,
         Change::HolderLost
     );
+}
+
+/// `watch` returns before the channel is subscribed: a write published in between is heard
+/// by nobody, so the watch is woken once it is, and its reader reads the store afresh.
+#[tokio::test]
+async fn a_new_watch_is_woken_once_its_channel_is_subscribed() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let mut first = a.cluster().watch("s", "a");
+    assert_eq!(
+        tokio::time::timeout(PATIENCE, first.recv()).await.unwrap(),
+        Some(Change::Written { stream: 0 })
+    );
+    let mut other = a.cluster().watch("t", "a");
+    assert_eq!(
+        tokio::time::timeout(PATIENCE, other.recv()).await.unwrap(),
+        Some(Change::Written { stream: 0 })
+    );
+    // The first session's channel was subscribed already: nothing for it.
+    assert!(first.try_recv().is_err());
 }
 
 #[tokio::test]
@@ -320,4 +359,161 @@ async fn a_session_s_channel_is_subscribed_once_and_dropped_with_its_last_watch(
         async move { count.await == 0 }
     })
     .await;
+}
+
+/// Thousands of streams must not mean thousands of connections: a node holds its command
+/// connection and its pub/sub connection, whatever it watches and forwards.
+#[tokio::test]
+async fn a_node_holds_two_connections_whatever_it_watches() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(&redis, "b", options()).await;
+    let watches: Vec<Watch> = (0..500)
+        .map(|i| a.cluster().watch(&format!("s{i}"), "b"))
+        .collect();
+    let raw = support::raw(&redis).await;
+    let channels = move || {
+        let mut raw = raw.clone();
+        async move {
+            let channels: Vec<String> = redis::cmd("PUBSUB")
+                .arg("CHANNELS")
+                .arg("t:watch:*")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            channels.len()
+        }
+    };
+    eventually("every session's channel is subscribed", || {
+        let count = channels();
+        async move { count.await == 500 }
+    })
+    .await;
+    let mut inbox = a.cluster().inbox().unwrap();
+    let server = tokio::spawn(async move {
+        while let Some(forwarded) = inbox.recv().await {
+            let _ = forwarded.reply.send(forwarded.envelope);
+        }
+    });
+    let forwards = (0..100).map(|i| {
+        let cluster = b.cluster();
+        async move { cluster.forward("a", Bytes::from(format!("{i}"))).await }
+    });
+    for answer in futures_util::future::join_all(forwards).await {
+        answer.unwrap();
+    }
+    let mut raw = support::raw(&redis).await;
+    let clients: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    // Two per node, and the two plain connections of this test.
+    assert_eq!(clients.lines().count(), 2 * 2 + 2, "{clients}");
+    drop(watches);
+    server.abort();
+}
+
+/// What a refused append says.
+const NOT_HOLDER: &str = "this node no longer holds the session";
+
+/// Takes `session` over on `node` from its holder while the holder is alive, as when its
+/// lease is taken for lapsed (the holder stalled): its liveness key is deleted until it is.
+async fn take_over_behind_its_back(
+    redis: &mcp_streamable_redis::testing::RedisServer,
+    holder: &str,
+    node: &RedisBackend,
+    session: &str,
+) -> u64 {
+    let mut raw = support::raw(redis).await;
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        let _: () = redis::cmd("DEL")
+            .arg(format!("t:node:{holder}"))
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+        if let Location::TakenOver { generation } = node.cluster().locate(session).await.unwrap() {
+            return generation;
+        }
+    }
+    panic!("no takeover within {PATIENCE:?}");
+}
+
+#[tokio::test]
+async fn a_node_whose_session_was_taken_over_writes_nothing_more_to_it() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(&redis, "b", options()).await;
+    create(&a, "s").await;
+    let (ours, theirs) = (a.event_store(), b.event_store());
+    ours.stream_began("s", 1, &[Id::from(1)]).await.unwrap();
+    ours.append("s", 1, 1, Bytes::from_static(b"a1"))
+        .await
+        .unwrap();
+    assert_eq!(take_over_behind_its_back(&redis, "a", &b, "s").await, 1);
+    // The server's own `NotHolder` says the same, should the append be mapped to it.
+    let refused = ours
+        .append("s", 1, 2, Bytes::from_static(b"a2"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.to_string(), NOT_HOLDER);
+    let refused = error_of(ours.stream_began("s", 2, &[Id::from(2)]).await.unwrap_err());
+    assert!(refused.is_not_holder(), "{refused}");
+    ours.stream_opened("s", 3).await;
+    // The holder's writes go on; the old one's left nothing.
+    theirs
+        .append("s", 1, 2, Bytes::from_static(b"b2"))
+        .await
+        .unwrap();
+    let events = theirs.replay_after("s", 1, 0).await.unwrap();
+    let messages: Vec<&[u8]> = events.iter().map(|e| e.message.as_ref()).collect();
+    assert_eq!(messages, [&b"a1"[..], b"b2"]);
+    assert_eq!(theirs.unfinished("s").await.unwrap().len(), 1);
+    assert_eq!(theirs.is_finished("s", 3).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_holder_redis_forgot_writes_no_key_back() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    create(&a, "s").await;
+    let mut raw = support::raw(&redis).await;
+    // What a restarted Redis without persistence keeps of the session: nothing.
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
+    let events = a.event_store();
+    let refused = events.append("s", 1, 1, Bytes::new()).await.unwrap_err();
+    assert_eq!(refused.to_string(), NOT_HOLDER);
+    assert!(events.stream_began("s", 1, &[Id::from(1)]).await.is_err());
+    events.stream_opened("s", 0).await;
+    events.stream_finished("s", 1).await;
+    assert!(support::keys(&mut raw, "t:*{s}").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_store_used_without_the_cluster_writes_as_asked() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let events = a.event_store();
+    events.append("s", 1, 1, Bytes::new()).await.unwrap();
+    events.stream_began("s", 2, &[Id::from(1)]).await.unwrap();
+    assert_eq!(events.replay_after("s", 1, 0).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_forward_to_a_node_whose_service_is_gone_fails_as_unanswered_at_once() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let b = node(
+        &redis,
+        "b",
+        options().forward_timeout(Duration::from_secs(3600)),
+    )
+    .await;
+    drop(a.cluster().inbox().unwrap());
+    let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
+    assert_eq!(
+        error.to_string(),
+        "the target node dropped the envelope unanswered"
+    );
 }

@@ -158,7 +158,7 @@ async fn a_long_session_of_many_streams_keeps_bookkeeping_for_what_it_keeps_only
         .await
         .unwrap();
     assert!(fields <= 4, "{fields} fields in the meta hash");
-    let kept: usize = redis::cmd("XLEN")
+    let kept: usize = redis::cmd("LLEN")
         .arg("t:log:{a}")
         .query_async(&mut raw)
         .await
@@ -302,4 +302,33 @@ async fn two_nodes_see_one_store() {
     b.stream_finished("s", 1).await;
     assert_eq!(a.is_finished("s", 1).await.unwrap(), Some(true));
     assert_eq!(a.replay_after("s", 1, 0).await.unwrap().len(), 2);
+}
+
+/// A follower reads an open stream from the end of the log back: it must get exactly the
+/// events after its index, in order, however the stream's events are spread among others'.
+#[tokio::test]
+async fn an_open_stream_is_replayed_exactly_from_a_long_interleaved_log() {
+    let redis = redis();
+    let s = node(&redis, "n", options()).await.event_store();
+    s.stream_opened("a", 1).await;
+    for i in 1..=60 {
+        s.append("a", 1, i, Bytes::from(format!("m{i}")))
+            .await
+            .unwrap();
+        for other in 0..(i % 7) {
+            s.append("a", 100 + other, i, msg(1)).await.unwrap();
+        }
+    }
+    for after in 0..=60 {
+        let events = s.replay_after("a", 1, after).await.unwrap();
+        let expected: Vec<u64> = (after + 1..=60).collect();
+        assert_eq!(events.iter().map(|e| e.index).collect::<Vec<_>>(), expected);
+        for event in &events {
+            assert_eq!(event.message, format!("m{}", event.index));
+        }
+    }
+    // Stream 11 shares stream 1's digits: a prefix is not a match.
+    s.append("a", 11, 61, msg(1)).await.unwrap();
+    assert!(s.replay_after("a", 1, 60).await.unwrap().is_empty());
+    assert_eq!(indices(&s, 11, 0).await, [61]);
 }

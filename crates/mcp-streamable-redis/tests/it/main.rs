@@ -4,6 +4,7 @@
 mod cluster;
 mod event_store;
 mod keys;
+mod memory;
 mod outage;
 mod session_store;
 mod support;

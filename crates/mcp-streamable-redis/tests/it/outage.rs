@@ -29,6 +29,11 @@ async fn with_redis_down_every_call_fails_fast_and_all_works_again_when_it_is_ba
     let record = SessionRecord::new("s", Bytes::from_static(b"{}"), None);
     a.session_store().create(record.clone()).await.unwrap();
     let mut watch = b.cluster().watch("s", "a");
+    assert_eq!(
+        tokio::time::timeout(PATIENCE, watch.recv()).await.unwrap(),
+        Some(Change::Written { stream: 0 }),
+        "the wake once the channel is subscribed"
+    );
 
     redis.stop();
     let started = Instant::now();
@@ -87,11 +92,11 @@ async fn with_redis_down_every_call_fails_fast_and_all_works_again_when_it_is_ba
     })
     .await;
     server.await.unwrap();
-    // The watch was told that news may have been lost while the connection was down.
-    assert_eq!(
+    // The watch is woken: writes may have been published while the connection was down.
+    assert!(matches!(
         tokio::time::timeout(PATIENCE, watch.recv()).await.unwrap(),
-        Some(Change::HolderLost)
-    );
+        Some(Change::Written { .. })
+    ));
     let deadline = Instant::now() + PATIENCE;
     let heard = loop {
         assert!(
@@ -139,4 +144,63 @@ async fn the_lease_is_renewed_again_once_redis_is_back() {
         }
     })
     .await;
+}
+
+/// Redis that does not answer (frozen, as a stalled server or a network dropping packets):
+/// the calls give up at the command timeout, then work again once it answers.
+#[tokio::test]
+async fn with_redis_frozen_calls_time_out_and_work_again_once_it_answers() {
+    let redis = redis();
+    let a = node(&redis, "a", options().command_timeout(TIMEOUT)).await;
+    let b = node(&redis, "b", options().command_timeout(TIMEOUT)).await;
+    let record = SessionRecord::new("s", Bytes::from_static(b"{}"), None);
+    a.session_store().create(record.clone()).await.unwrap();
+    redis.freeze().unwrap();
+    let started = Instant::now();
+    let error = a.session_store().load("s").await.unwrap_err();
+    let error = error.downcast::<Error>().unwrap();
+    assert!(error.is_timeout() && error.is_redis(), "{error}");
+    let error = b.cluster().forward("a", Bytes::new()).await.unwrap_err();
+    assert!(is_redis_error(&error), "{error}");
+    assert!(matches!(
+        a.event_store().replay_after("s", 1, 0).await,
+        Err(ReplayError::Failed(_))
+    ));
+    assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
+    redis.thaw().unwrap();
+    let store = a.session_store();
+    eventually("the store answers again", || {
+        let store = store.clone();
+        async move { matches!(store.load("s").await, Ok(Some(_))) }
+    })
+    .await;
+    let mut inbox = a.cluster().inbox().unwrap();
+    // Redis runs what it was sent while frozen once it thaws: the forward that timed out
+    // arrives too, and is answered to nobody.
+    let server = tokio::spawn(async move {
+        while let Some(forwarded) = inbox.recv().await {
+            let _ = forwarded.reply.send(forwarded.envelope);
+        }
+    });
+    let cluster = b.cluster();
+    eventually("a forward goes through again", || {
+        let cluster = cluster.clone();
+        async move { cluster.forward("a", Bytes::from_static(b"x")).await.is_ok() }
+    })
+    .await;
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_node_cannot_start_without_redis_and_says_so_at_once() {
+    let mut redis = redis();
+    let url = redis.url();
+    redis.stop();
+    let started = Instant::now();
+    let error =
+        mcp_streamable_redis::RedisBackend::connect(&url, options().command_timeout(TIMEOUT))
+            .await
+            .unwrap_err();
+    assert!(error.is_redis(), "{error}");
+    assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
 }
