@@ -120,6 +120,29 @@ function connectClient(url, log, options = {}) {
   return { client, transport };
 }
 
+/** A `progress` call of `steps` notifications 200 ms apart, as `client.request` takes it. */
+function progressCall(steps) {
+  return { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } };
+}
+
+/**
+ * A new transport on `first`'s session, through `url` (what a client does after a network
+ * drop), connected, with every progress notification counted into `progress`. SDK quirk
+ * (1.32.2): `onprogress` on a resumed request keys its handler by the new request id, but the
+ * replayed notifications carry the original request's progress token, so the SDK would report
+ * them as unknown: hence one handler for them all.
+ */
+async function rejoin(url, first, log, progress) {
+  const second = connectClient(url, log, { sessionId: first.transport.sessionId });
+  second.transport.setProtocolVersion(first.transport.protocolVersion);
+  second.client.setNotificationHandler(ProgressNotificationSchema, notification => {
+    progress.push(notification.params.progress);
+  });
+  // A transport with a session id makes `connect` skip initialization.
+  await second.client.connect(second.transport);
+  return second;
+}
+
 async function callTool(client, name, args, options) {
   return await client.callTool({ name, arguments: args }, CallToolResultSchema, options);
 }
@@ -252,7 +275,7 @@ async function runResume(url) {
         cut = resolve;
       });
       const call = first.client.request(
-        { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } },
+        progressCall(steps),
         CallToolResultSchema,
         {
           onprogress: ({ progress: n }) => {
@@ -276,16 +299,7 @@ async function runResume(url) {
     await new Promise(resolve => setTimeout(resolve, 300));
 
     await step('resume', async () => {
-      const second = connectClient(url, log, { sessionId: first.transport.sessionId });
-      second.transport.setProtocolVersion(first.transport.protocolVersion);
-      // SDK quirk (1.32.2): `onprogress` on the resumed request keys its handler by the new
-      // request id, but the replayed notifications carry the original request's progress token,
-      // so the SDK would report them as unknown. Listen for every progress notification instead.
-      second.client.setNotificationHandler(ProgressNotificationSchema, notification => {
-        progress.push(notification.params.progress);
-      });
-      // A transport with a session id makes `connect` skip initialization.
-      await second.client.connect(second.transport);
+      const second = await rejoin(url, first, log, progress);
       resumedFrom = tokens[tokens.length - 1];
       // With a resumption token the SDK sends nothing: it opens a GET with Last-Event-ID and
       // gives the response it replays the id of this new request.
@@ -293,7 +307,7 @@ async function runResume(url) {
         WAIT_MS,
         `the resumed stream (Last-Event-ID ${resumedFrom})`,
         second.client.request(
-          { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } },
+          progressCall(steps),
           CallToolResultSchema,
           { resumptionToken: resumedFrom, onresumptiontoken: token => tokens.push(token) },
         ),
@@ -339,7 +353,7 @@ async function runFailover(urlA, urlB, pidA) {
         cut = resolve;
       });
       const call = first.client.request(
-        { method: 'tools/call', params: { name: 'progress', arguments: { steps, delay_ms: 200 } } },
+        progressCall(steps),
         CallToolResultSchema,
         {
           onprogress: ({ progress: n }) => {
@@ -358,13 +372,7 @@ async function runFailover(urlA, urlB, pidA) {
       check(tokens.length > 0, 'the stream carried no event ids, so it cannot be resumed');
     });
     await step('resume through B', async () => {
-      const second = connectClient(urlB, log, { sessionId: first.transport.sessionId });
-      second.transport.setProtocolVersion(first.transport.protocolVersion);
-      // As in `resume`: replayed notifications carry the original request's progress token.
-      second.client.setNotificationHandler(ProgressNotificationSchema, notification => {
-        progress.push(notification.params.progress);
-      });
-      await second.client.connect(second.transport);
+      const second = await rejoin(urlB, first, log, progress);
       resumedFrom = tokens[tokens.length - 1];
       let failure;
       try {

@@ -11,6 +11,7 @@ use bytes::{Bytes, BytesMut};
 use mcp_sse::EventRef;
 use tokio::time::{Instant, Sleep};
 
+use crate::core::event_store::StoredEvent;
 use crate::core::reader::Reader;
 use crate::protocol::EventId;
 
@@ -39,6 +40,27 @@ pub(crate) fn frame(out: &mut BytesMut, id: Option<EventId>, message: &[u8]) {
         Some(id) => id.write(|id| encode(Some(id))),
         None => encode(None),
     }
+}
+
+/// Stored events of `stream` as SSE frames of about [`MAX_FRAME`] bytes at most: what a
+/// resumption replays, or a node following another's stream writes.
+pub(crate) fn replayed(stream: u64, events: &[StoredEvent]) -> Vec<Bytes> {
+    let mut out = BytesMut::new();
+    let mut frames = Vec::new();
+    for event in events {
+        frame(
+            &mut out,
+            Some(EventId::new(stream, event.index)),
+            &event.message,
+        );
+        if out.len() >= MAX_FRAME {
+            frames.push(out.split().freeze());
+        }
+    }
+    if !out.is_empty() {
+        frames.push(out.freeze());
+    }
+    frames
 }
 
 /// Writes a priming event (S14): an id to resume from (when there is one before the first

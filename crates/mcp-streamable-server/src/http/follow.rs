@@ -6,17 +6,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::core::cluster::{Change, Watch};
 use crate::core::event_store::{ReplayError, StoredEvent};
 use crate::core::state::STANDALONE;
 use crate::http::app::Server;
-use crate::http::body::{MAX_FRAME, frame};
+use crate::http::body::replayed;
 use crate::http::envelope::Envelope;
 use crate::http::remote::{self, Target};
-use crate::protocol::EventId;
 
 /// What a follower does next.
 pub(crate) enum Step {
@@ -190,16 +189,22 @@ impl Follow {
         Waited::Written
     }
 
-    /// Sends the stream to `frames` as SSE events, until it ends or the client leaves.
-    pub(crate) async fn relay(mut self, frames: mpsc::Sender<Bytes>) {
+    /// Sends `prelude`, then the stream, to `frames` as SSE events, until it ends or the client
+    /// leaves.
+    pub(crate) async fn relay(mut self, frames: mpsc::Sender<Bytes>, prelude: Vec<Bytes>) {
         let keep_alive = self.server.ctx.config.keep_alive;
+        for bytes in prelude {
+            if frames.send(bytes).await.is_err() {
+                return self.leave().await;
+            }
+        }
         loop {
             let step = tokio::select! {
                 step = self.next(keep_alive) => step,
                 () = frames.closed() => break,
             };
             let bytes = match step {
-                Step::Events(events) => self.frames(&events),
+                Step::Events(events) => replayed(self.stream, &events),
                 Step::Idle => vec![Bytes::from_static(b": keep-alive\n\n")],
                 Step::End => break,
             };
@@ -210,25 +215,6 @@ impl Follow {
             }
         }
         self.leave().await;
-    }
-
-    fn frames(&self, events: &[StoredEvent]) -> Vec<Bytes> {
-        let mut out = BytesMut::new();
-        let mut all = Vec::new();
-        for event in events {
-            frame(
-                &mut out,
-                Some(EventId::new(self.stream, event.index)),
-                &event.message,
-            );
-            if out.len() >= MAX_FRAME {
-                all.push(out.split().freeze());
-            }
-        }
-        if !out.is_empty() {
-            all.push(out.freeze());
-        }
-        all
     }
 
     /// A standalone stream's client left: its holder stops draining it for this node.

@@ -10,7 +10,7 @@ use crate::core::Session;
 use crate::core::session::Ending;
 use crate::core::state::STANDALONE;
 use crate::http::app::Server;
-use crate::http::body::{MAX_FRAME, SseBody, frame, write_priming};
+use crate::http::body::{SseBody, replayed, write_priming};
 use crate::http::checks;
 use crate::http::error::{Kind, Reject};
 use crate::http::remote::{self, Hop, Target};
@@ -100,19 +100,8 @@ async fn standalone(session: &Arc<Session>) -> Result<SseBody, Reject> {
 async fn resume(session: &Arc<Session>, after: EventId) -> Result<SseBody, Reject> {
     let resumed = session.resume(after).await?;
     let mut body = SseBody::new(resumed.reader);
-    let mut out = BytesMut::new();
-    for event in &resumed.events {
-        frame(
-            &mut out,
-            Some(EventId::new(after.stream, event.index)),
-            &event.message,
-        );
-        if out.len() >= MAX_FRAME {
-            body.push_prelude(out.split().freeze());
-        }
-    }
-    if !out.is_empty() {
-        body.push_prelude(out.freeze());
+    for frame in replayed(after.stream, &resumed.events) {
+        body.push_prelude(frame);
     }
     Ok(body)
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use bytes::{Bytes, BytesMut};
 use http::{Response, StatusCode};
 use mcp_jsonrpc::{Body, Message};
 use tokio::sync::mpsc;
@@ -14,7 +15,7 @@ use crate::core::state::STANDALONE;
 use crate::core::takeover::Located;
 use crate::core::{Context, Error};
 use crate::http::app::Server;
-use crate::http::body::{frame, write_priming};
+use crate::http::body::{frame, replayed, write_priming};
 use crate::http::checks::owner;
 use crate::http::envelope::{Answer, Envelope, Parts};
 use crate::http::error::{Kind, Reject};
@@ -150,11 +151,13 @@ pub(crate) async fn post(
     if config.json_response {
         return Ok(Hop::Answered(json(follow, body.is_batch()).await?));
     }
-    let mut prelude = bytes::BytesMut::new();
+    let mut prelude = Vec::new();
     if prime {
-        write_priming(&mut prelude, Some(EventId::new(stream, 0)), config.retry);
+        let mut priming = BytesMut::new();
+        write_priming(&mut priming, Some(EventId::new(stream, 0)), config.retry);
+        prelude.push(priming.freeze());
     }
-    Ok(Hop::Answered(sse(follow, prelude.freeze(), id)))
+    Ok(Hop::Answered(sse(follow, prelude, id)))
 }
 
 fn unexpected(node: &str) -> Reject {
@@ -190,22 +193,19 @@ async fn json(mut follow: Follow, is_batch: bool) -> Result<Response<ResponseBod
             is_batch,
         ));
     }
-    let (tx, rx) = mpsc::channel(1);
-    let mut out = bytes::BytesMut::new();
+    let mut out = BytesMut::new();
     for event in &events {
         frame(&mut out, None, &event.message);
     }
+    let (tx, rx) = mpsc::channel(1);
     let _ = tx.try_send(out.freeze());
     Ok(reply::relayed(rx, None))
 }
 
 /// An SSE response: `prelude`, then the stream as its follower reads it.
-fn sse(follow: Follow, prelude: bytes::Bytes, id: &str) -> Response<ResponseBody> {
+fn sse(follow: Follow, prelude: Vec<Bytes>, id: &str) -> Response<ResponseBody> {
     let (tx, rx) = mpsc::channel(FRAMES_AHEAD);
-    if !prelude.is_empty() {
-        let _ = tx.try_send(prelude);
-    }
-    tokio::spawn(follow.relay(tx));
+    tokio::spawn(follow.relay(tx, prelude));
     reply::relayed(rx, http::HeaderValue::from_str(id).ok())
 }
 
@@ -219,7 +219,7 @@ pub(crate) async fn get(
     after: Option<EventId>,
 ) -> Result<Hop, Reject> {
     let config = &server.ctx.config;
-    let mut prelude = bytes::BytesMut::new();
+    let mut prelude = Vec::new();
     let stream = after.map_or(STANDALONE, |a| a.stream);
     let mut start = match after {
         Some(after) => judge(&server.ctx, id, after, &mut prelude).await?,
@@ -240,10 +240,12 @@ pub(crate) async fn get(
         match forward(server, node, &envelope).await? {
             Err(why) => return Ok(Hop::Unreachable(why)),
             Ok(Answer::Standalone { prime, before }) if after.is_none() => {
-                prelude.extend_from_slice(b": stream open\n\n");
+                prelude.push(Bytes::from_static(b": stream open\n\n"));
                 if prime {
+                    let mut priming = BytesMut::new();
                     let id = before.map(|b| EventId::new(STANDALONE, b));
-                    write_priming(&mut prelude, id, config.retry);
+                    write_priming(&mut priming, id, config.retry);
+                    prelude.push(priming.freeze());
                 }
                 start = before.unwrap_or(0);
             }
@@ -264,16 +266,16 @@ pub(crate) async fn get(
     if let Some(token) = token {
         follow.until_moved(token);
     }
-    Ok(Hop::Answered(sse(follow, prelude.freeze(), id)))
+    Ok(Hop::Answered(sse(follow, prelude, id)))
 }
 
-/// S11: whether `after` was given out, from the store: the events after it are written to
+/// S11: whether `after` was given out, from the store: the events after it, as frames added to
 /// `prelude`; returns the last index replayed.
 async fn judge(
     ctx: &Context,
     id: &str,
     after: EventId,
-    prelude: &mut bytes::BytesMut,
+    prelude: &mut Vec<Bytes>,
 ) -> Result<u64, Reject> {
     let Some(store) = &ctx.config.event_store else {
         return Err(Error::NoEventStore.into());
@@ -292,13 +294,7 @@ async fn judge(
         Err(ReplayError::Purged) => return Err(Error::Purged(after).into()),
         Err(ReplayError::Failed(err)) => return Err(Error::shared_store(err).into()),
     };
-    for event in &events {
-        frame(
-            prelude,
-            Some(EventId::new(after.stream, event.index)),
-            &event.message,
-        );
-    }
+    prelude.extend(replayed(after.stream, &events));
     Ok(events.last().map_or(after.index, |e| e.index))
 }
 
