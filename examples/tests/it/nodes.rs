@@ -459,3 +459,33 @@ async fn raw(addr: SocketAddr, method: &str, extra: &str, body: &str) -> (u16, S
         .unwrap();
     (response[9..12].parse().unwrap(), response)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_by_its_holders_death_resumes_on_another_node_with_its_error() {
+    let redis = RedisServer::start().expect("redis-server starts");
+    let mut nodes = redis_nodes(&redis);
+    let (a, b) = (nodes[0].1.addr, nodes[1].1.addr);
+    // The session and its call on a, directly: a holds it and writes the stream itself.
+    let session = Session::start(&format!("http://{a}/mcp")).await;
+    let slow = json!({"name": "progress", "arguments": {"steps": 2, "delay_ms": 600_000},
+        "_meta": {"progressToken": "t"}});
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow});
+    let extra = format!("mcp-session-id: {}\r\nmcp-protocol-version: 2025-11-25\r\n", session.id);
+    let cut = tokio::spawn(async move { raw(a, "POST", &extra, &body.to_string()).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    nodes[0].1.kill();
+    let (_, first) = cut.await.unwrap();
+    let last = first
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .last()
+        .expect("an event id before the cut")
+        .to_owned();
+    let extra = format!(
+        "mcp-session-id: {}\r\nmcp-protocol-version: 2025-11-25\r\nlast-event-id: {last}\r\n",
+        session.id
+    );
+    let (status, resumed) = raw(b, "GET", &extra, "").await;
+    assert_eq!(status, 200, "{resumed}");
+    assert!(resumed.contains("stopped before answering"), "{resumed}");
+}

@@ -247,7 +247,7 @@ async fn answer_unfinished(ctx: &Context, store: &dyn EventStore, id: &str, gene
         if stream.stream >= base(generation) {
             continue;
         }
-        if let Err(err) = answer_stream(ctx, store, id, &stream).await {
+        if let Err(err) = answer_stream(ctx, store, id, &stream, generation).await {
             tracing::error!(session_id = id, stream = stream.stream, error = %err, "event store: could not answer a dead holder's requests");
         }
     }
@@ -258,10 +258,13 @@ async fn answer_stream(
     store: &dyn EventStore,
     id: &str,
     unfinished: &Unfinished,
+    generation: u64,
 ) -> Result<(), StoreError> {
     let stream = unfinished.stream;
-    let (answered, last) = answered(store, id, stream).await;
-    let mut index = last;
+    let answered = answered(store, id, stream).await;
+    // Past any index the dead holder gave out: it may have sent a client events it had not
+    // stored yet, whose ids must not name these errors too.
+    let mut index = base(generation);
     let error = ErrorObject::new(code::INTERNAL_ERROR, HOLDER_DIED);
     for request in &unfinished.requests {
         if answered.contains(request) {
@@ -279,17 +282,14 @@ async fn answer_stream(
     Ok(())
 }
 
-/// The requests of `stream` answered already, and its last index (0 when none is kept: its
-/// index 0 is its priming event's, never stored).
-async fn answered(store: &dyn EventStore, id: &str, stream: u64) -> (HashSet<Id>, u64) {
+/// The requests of `stream` answered already, as far as the store knows.
+async fn answered(store: &dyn EventStore, id: &str, stream: u64) -> HashSet<Id> {
     let events = store.replay_after(id, stream, 0).await.unwrap_or_default();
-    let last = events.last().map_or(0, |e| e.index);
-    let ids = events
+    events
         .iter()
         .filter_map(|e| match mcp_jsonrpc::parse(&e.message) {
             Ok(Body::Single(Message::Response(r))) => r.id().cloned(),
             _ => None,
         })
-        .collect();
-    (ids, last)
+        .collect()
 }

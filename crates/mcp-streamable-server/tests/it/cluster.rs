@@ -314,3 +314,21 @@ async fn a_node_told_it_no_longer_holds_a_session_ends_its_copy() {
     assert_eq!(a.session_count(), 0);
     assert!(!nodes.records.is_empty());
 }
+
+#[tokio::test]
+async fn a_stream_of_a_dead_holder_resumed_on_another_node_ends_with_its_error() {
+    let nodes = Nodes::new();
+    let (a, b) = (nodes.node("a"), nodes.node("b"));
+    let sid = initialize(&a, "2025-11-25").await;
+    // The call runs on a itself; one notification, then an hour's wait.
+    let slow = json!({"steps": 2, "delay_ms": 3_600_000});
+    let mut stream = Sse::new(a.handle(request(post(Some(&sid)), call(1, "progress", slow))).await);
+    assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
+    let last = stream.last_event_id().to_owned();
+    drop(stream);
+    nodes.network.kill("a");
+    let mut resumed = Sse::new(b.handle(get(&sid, Some(&last))).await);
+    let rest = messages(&resumed.rest(10).await);
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(matches!(&rest[0], mcp_jsonrpc::Message::Response(r) if r.result().is_err()));
+}
