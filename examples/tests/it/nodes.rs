@@ -470,7 +470,10 @@ async fn a_stream_cut_by_its_holders_death_resumes_on_another_node_with_its_erro
     let slow = json!({"name": "progress", "arguments": {"steps": 2, "delay_ms": 600_000},
         "_meta": {"progressToken": "t"}});
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": slow});
-    let extra = format!("mcp-session-id: {}\r\nmcp-protocol-version: 2025-11-25\r\n", session.id);
+    let extra = format!(
+        "mcp-session-id: {}\r\nmcp-protocol-version: 2025-11-25\r\n",
+        session.id
+    );
     let cut = tokio::spawn(async move { raw(a, "POST", &extra, &body.to_string()).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     nodes[0].1.kill();

@@ -332,4 +332,3 @@ async fn an_open_stream_is_replayed_exactly_from_a_long_interleaved_log() {
     assert!(s.replay_after("a", 1, 60).await.unwrap().is_empty());
     assert_eq!(indices(&s, 11, 0).await, [61]);
 }
-

@@ -322,7 +322,10 @@ async fn a_stream_of_a_dead_holder_resumed_on_another_node_ends_with_its_error()
     let sid = initialize(&a, "2025-11-25").await;
     // The call runs on a itself; one notification, then an hour's wait.
     let slow = json!({"steps": 2, "delay_ms": 3_600_000});
-    let mut stream = Sse::new(a.handle(request(post(Some(&sid)), call(1, "progress", slow))).await);
+    let mut stream = Sse::new(
+        a.handle(request(post(Some(&sid)), call(1, "progress", slow)))
+            .await,
+    );
     assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
     let last = stream.last_event_id().to_owned();
     drop(stream);

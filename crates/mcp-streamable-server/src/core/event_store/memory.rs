@@ -73,6 +73,10 @@ struct SessionLog {
     /// The highest stream that ever had an event: a finished one at or below it with nothing
     /// kept had all its events evicted.
     highest_stream: u64,
+    /// Whether any event of the session was evicted: until one is, a gap in a finished stream's
+    /// indices is one its writer left (a node taking the session over answers past any index
+    /// its dead holder gave out), not a loss.
+    evicted: bool,
 }
 
 #[derive(Debug)]
@@ -136,6 +140,7 @@ impl SessionLog {
             events: VecDeque::new(),
             streams: HashMap::new(),
             highest_stream: 0,
+            evicted: false,
         }
     }
 
@@ -154,6 +159,7 @@ impl SessionLog {
     /// Drops the oldest event; returns its cost.
     fn evict_oldest(&mut self) -> Option<usize> {
         let Kept { stream, event, .. } = self.events.pop_front()?;
+        self.evicted = true;
         if let Some(slog) = self.streams.get_mut(&stream) {
             slog.evicted_through = Some(event.index);
         }
@@ -294,10 +300,13 @@ impl Inner {
                 Err(ReplayError::Purged)
             }
             Some(_) => Ok(events),
-            // A finished stream: indices grow by one, so the first kept tells whether any after
-            // `after` is gone; with nothing kept, it all went.
+            // A finished stream: indices grow by one (but where a new holder answered a dead
+            // one's requests), so once the session lost events the first kept tells whether any
+            // after `after` is gone; with nothing kept, it all went.
             None => match (first, last) {
-                (Some(first), _) if first > after.saturating_add(1) => Err(ReplayError::Purged),
+                (Some(first), _) if log.evicted && first > after.saturating_add(1) => {
+                    Err(ReplayError::Purged)
+                }
                 (Some(_), Some(last)) if after > last => Err(ReplayError::UnknownEvent),
                 (Some(_), _) => Ok(events),
                 (None, _) => Err(ReplayError::Purged),

@@ -85,7 +85,9 @@ impl std::error::Error for ReplayError {
 ///
 /// Keys are the session id, the stream (a number the server gives each SSE stream of the
 /// session) and the message's index in that stream; indices grow by one, though some (those
-/// of priming events) are never appended. The server calls the methods of one session in
+/// of priming events) are never appended, and a node taking a session over (with a
+/// [`Cluster`](crate::Cluster)) answers its dead holder's requests at an index past any that
+/// holder gave out. The server calls the methods of one session in
 /// order, never two at once, so a store needs no ordering of its own.
 ///
 /// [`InMemoryEventStore`] is the bounded default. Implement this trait to keep events
