@@ -335,3 +335,21 @@ async fn a_stream_of_a_dead_holder_resumed_on_another_node_ends_with_its_error()
     assert_eq!(rest.len(), 1, "{rest:?}");
     assert!(matches!(&rest[0], mcp_jsonrpc::Message::Response(r) if r.result().is_err()));
 }
+
+#[tokio::test]
+async fn an_id_its_holder_sent_before_storing_it_resumes_on_another_node() {
+    let nodes = Nodes::new();
+    let (a, b) = (nodes.node("a"), nodes.node("b"));
+    let sid = initialize(&a, "2025-11-25").await;
+    let slow = json!({"steps": 3, "delay_ms": 50});
+    let mut stream = Sse::new(a.handle(request(post(Some(&sid)), call(1, "progress", slow))).await);
+    assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
+    // An id one past what the store has, as a client holds when its holder sent an event and
+    // died before storing it: on another node it is followed, not refused.
+    let (stream_no, index) = stream.last_event_id().split_once('_').unwrap();
+    let ahead = format!("{stream_no}_{}", index.parse::<u64>().unwrap() + 1);
+    drop(stream);
+    let mut resumed = Sse::new(b.handle(get(&sid, Some(&ahead))).await);
+    let rest = messages(&resumed.rest(10).await);
+    assert_eq!(labels(&rest), ["p3", "r1"]);
+}
