@@ -120,9 +120,12 @@
 //! 1. `serve`: serving over TCP (feature `serve`): the accept loop, the connection cap, each
 //!    connection's timeouts and reset budget, graceful shutdown.
 //! 2. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
-//!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses.
+//!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses;
+//!    with a cluster, the requests handed to other nodes and the streams followed from the
+//!    store.
 //! 3. `core`: the session core, which knows nothing of HTTP requests and responses: the
-//!    sessions and their state machine, readers, the stores, the application's connection.
+//!    sessions and their state machine, readers, the stores, the application's connection,
+//!    the cluster seam and the takeover of a dead holder's sessions.
 //! 4. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
 //!    `initialize` and of the per-request `_meta`.
 //!

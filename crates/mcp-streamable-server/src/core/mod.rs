@@ -12,6 +12,8 @@
 //!   and the server-wide bound on what all sessions hold;
 //! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
 //!   outside the session's lock;
+//! - [`cluster`], [`takeover`]: several nodes: the seam they share, and where a session a
+//!   request names is held, taken over when its holder died;
 //! - [`connection`]: the application's side.
 
 pub(crate) mod attach;

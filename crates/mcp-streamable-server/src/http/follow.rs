@@ -113,9 +113,7 @@ impl Follow {
         {
             Ok(events) => events,
             // Nothing stored yet, or not yet as far as the client read from the holder.
-            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) if !finished => {
-                Vec::new()
-            }
+            Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) if !finished => Vec::new(),
             Err(err) => {
                 tracing::debug!(session_id = %self.session, stream = self.stream, error = %err, "followed stream cannot be read further");
                 return Err(());

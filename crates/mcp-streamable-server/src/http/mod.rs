@@ -1,6 +1,11 @@
 //! The HTTP edge: the service, origin checks, the POST of each family, GET, DELETE, the
 //! answers and their bodies. It validates each HTTP request, then talks to the session core
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
+//!
+//! With a cluster: `remote` finds where a named session is held and hands requests to its
+//! holder as `envelope`s, `follow` reads the answer's stream from the shared store, `holder`
+//! answers the envelopes of other nodes, and `relay` keeps the standalone streams relayed
+//! either way.
 
 pub(crate) mod app;
 #[cfg(feature = "auth")]

@@ -342,7 +342,10 @@ async fn an_id_its_holder_sent_before_storing_it_resumes_on_another_node() {
     let (a, b) = (nodes.node("a"), nodes.node("b"));
     let sid = initialize(&a, "2025-11-25").await;
     let slow = json!({"steps": 3, "delay_ms": 50});
-    let mut stream = Sse::new(a.handle(request(post(Some(&sid)), call(1, "progress", slow))).await);
+    let mut stream = Sse::new(
+        a.handle(request(post(Some(&sid)), call(1, "progress", slow)))
+            .await,
+    );
     assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
     // An id one past what the store has, as a client holds when its holder sent an event and
     // died before storing it: on another node it is followed, not refused.
