@@ -264,7 +264,7 @@ impl Config {
 
     /// Serves one set of sessions with the other nodes of `cluster` (see [`Cluster`]): a
     /// request may reach any node, and the node holding its session serves it. Needs an
-    /// [`EventStore`](crate::EventStore) and a [`SessionStore`] that every node shares; without
+    /// [`EventStore`] and a [`SessionStore`] that every node shares; without
     /// them, [`StreamableHttpService::new`](crate::StreamableHttpService::new) panics. Default:
     /// none; each session is served by the process that started it.
     pub fn cluster(mut self, cluster: impl Cluster) -> Self {
