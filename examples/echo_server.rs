@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
+//!     [--redis redis://127.0.0.1:6379/ [--node NAME]] [--idle-timeout SECS]
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
@@ -35,6 +36,15 @@
 //! `/.well-known/oauth-protected-resource/mcp` (and the root form) with `ISS` as its
 //! authorization server; 403 for a token without the scope. Without the flags it runs open.
 //!
+//! With `--redis URL` the server is one node of several sharing their sessions through the
+//! Redis at `URL` (`mcp_streamable_http::redis`): the event store, the session store and the
+//! cluster are Redis's, so any number of these processes behind a load balancer without
+//! session affinity serve one set of sessions, and a killed node's sessions go on through the
+//! others. `--node NAME` names the node (unique among them; a random UUID by default, new at
+//! each start). The idle timeout (`--idle-timeout`, 30 minutes by default) is both the
+//! server's and the lifetime of a session's keys in Redis. Without `--redis` the stores are
+//! in memory and nothing of this is in play.
+//!
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
 
@@ -44,17 +54,56 @@ mod echo_app;
 mod serve;
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use mcp_streamable_http::auth::{Guard, jwt::JwtVerifier};
-use mcp_streamable_http::server::{Config, InMemoryEventStore, StreamableHttpService};
+use mcp_streamable_http::redis::RedisBackend;
+use mcp_streamable_http::server::{
+    Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
+};
 
 struct Options {
     addr: SocketAddr,
     json_response: bool,
     stateless: bool,
     event_store: bool,
+    idle_timeout: Duration,
     auth: AuthOptions,
+    redis: RedisOptions,
+}
+
+/// `--redis URL [--node NAME]`: one node of several, sharing their sessions through Redis.
+#[derive(Default)]
+struct RedisOptions {
+    url: Option<String>,
+    node: Option<String>,
+}
+
+impl RedisOptions {
+    /// Connects to Redis and gives `config` its three seams, or returns `config` as it is when
+    /// `--redis` was not given.
+    async fn apply(self, config: Config, idle_timeout: Duration) -> anyhow::Result<Config> {
+        let Some(url) = self.url else {
+            if self.node.is_some() {
+                bail!("--node names a node of several: it goes with --redis");
+            }
+            return Ok(config);
+        };
+        let mut options =
+            mcp_streamable_http::redis::Options::default().session_expiry(idle_timeout);
+        if let Some(node) = self.node {
+            options = options.node(node);
+        }
+        let backend = RedisBackend::connect(&url, options)
+            .await
+            .with_context(|| format!("connecting to Redis at {url}"))?;
+        eprintln!("node {} of the sessions in Redis at {url}", backend.node());
+        Ok(config
+            .session_store(backend.session_store())
+            .event_store(backend.event_store())
+            .cluster(backend.cluster()))
+    }
 }
 
 /// The `--auth-*` flags: all of issuer, key set and audience, or none.
@@ -92,7 +141,9 @@ fn parse_args() -> anyhow::Result<Options> {
         json_response: false,
         stateless: false,
         event_store: true,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
         auth: AuthOptions::default(),
+        redis: RedisOptions::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -112,15 +163,33 @@ fn parse_args() -> anyhow::Result<Options> {
             "--auth-jwks-url" => options.auth.jwks_url = Some(value(&mut args, &arg)?),
             "--auth-audience" => options.auth.audience = Some(value(&mut args, &arg)?),
             "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
+            "--redis" => options.redis.url = Some(value(&mut args, &arg)?),
+            "--node" => options.redis.node = Some(value(&mut args, &arg)?),
+            "--idle-timeout" => {
+                let secs = value(&mut args, &arg)?;
+                let secs: f64 = secs
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                    .with_context(|| format!("bad --idle-timeout {secs:?}: seconds, above 0"))?;
+                options.idle_timeout = Duration::from_secs_f64(secs);
+            }
             "-h" | "--help" => {
                 println!(
                     "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
-                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]"
+                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]] \
+                     [--redis URL [--node NAME]] [--idle-timeout SECS]"
                 );
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?} (try --help)"),
         }
+    }
+    if options.redis.url.is_some() && (options.stateless || !options.event_store) {
+        bail!(
+            "--redis shares sessions and their streams: it goes with neither --stateless nor \
+             --no-event-store"
+        );
     }
     Ok(options)
 }
@@ -137,13 +206,17 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let options = parse_args()?;
-    let mut config = Config::default().json_response(options.json_response);
+    let mut config = Config::default()
+        .json_response(options.json_response)
+        .idle_timeout(options.idle_timeout);
     if options.stateless {
         config = config.stateless();
     }
     if options.event_store && !options.stateless {
         config = config.event_store(InMemoryEventStore::default());
     }
+    // After the in-memory store, which Redis's replaces.
+    config = options.redis.apply(config, options.idle_timeout).await?;
     if let Some(guard) = options.auth.guard()? {
         eprintln!(
             "protected: tokens from {}",

@@ -40,6 +40,17 @@ pub use mcp_streamable_oauth as oauth;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub use mcp_rmcp as rmcp_adapter;
 
+/// Several nodes of one server sharing their sessions through Redis: a `RedisBackend` hands
+/// out the event store, the session store and the cluster of
+/// [`Config`](mcp_streamable_server::Config), so that nodes behind a load balancer without
+/// session affinity serve one set of sessions (`mcp-streamable-redis`, feature `redis`).
+///
+/// Named `redis`, the name of the Redis client crate it is built on; that crate is not
+/// re-exported.
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use mcp_streamable_redis as redis;
+
 /// The `http` crate the server and client speak (`Request`, `HeaderValue`, `StatusCode`), so
 /// that its version always matches theirs (features `server`, `client`).
 #[cfg(any(feature = "server", feature = "client"))]
