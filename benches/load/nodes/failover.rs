@@ -13,7 +13,9 @@
 //! 2. starts a long `progress` call (`steps` 10,000, `delay_ms` 20, `progressToken` in
 //!    `_meta`) through B, which forwards it to A and follows its events from Redis, and waits
 //!    for its first progress notification on B's stream;
-//! 3. kills A with SIGKILL and times until B's stream carries the call's response: the error
+//! 3. waits a further `(n × 50) mod 500` ms (trial `n`), so that the kills land at phases
+//!    spread evenly over A's lease renewals (every 0.5 s) rather than always just after one;
+//!    kills A with SIGKILL and times until B's stream carries the call's response: the error
 //!    with which the node that took the session over answers the requests the dead holder
 //!    left unanswered (the progress notifications that arrive first were written before the
 //!    kill; they are counted apart);
@@ -41,6 +43,13 @@ use anyhow::{Context as _, bail, ensure};
 use serde_json::json;
 
 use crate::report::FailoverReport;
+
+/// The renewal period of a node's lease with the defaults (a third of 1.5 s), over which the
+/// trials spread the moment of the kill.
+const RENEWAL: Duration = Duration::from_millis(500);
+
+/// How far apart the kills of consecutive trials fall in the renewal period.
+const PHASE_STEP: Duration = Duration::from_millis(50);
 
 /// The most one trial may take: it bounds a broken run, not the measurement.
 const TRIAL_LIMIT: Duration = Duration::from_secs(30);
@@ -179,7 +188,8 @@ fn main() -> anyhow::Result<()> {
         let result =
             Node::start(&options.echo_server, &url, &format!("failover-a{n}")).and_then(|holder| {
                 runtime.block_on(async {
-                    tokio::time::timeout(TRIAL_LIMIT, trial(holder, &follower, &url))
+                    let phase = phase(n);
+                    tokio::time::timeout(TRIAL_LIMIT, trial(holder, &follower, &url, phase))
                         .await
                         .context("the trial took too long")?
                 })
@@ -224,8 +234,21 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One trial: a session on `holder`, a long call through `follower`, `holder` killed.
-async fn trial(mut holder: Node, follower: &Node, redis_url: &str) -> anyhow::Result<Trial> {
+/// How long trial `n` waits after the first progress notification before the kill.
+fn phase(n: usize) -> Duration {
+    let step = PHASE_STEP.as_millis() as u64;
+    let period = RENEWAL.as_millis() as u64;
+    Duration::from_millis(n as u64 * step % period)
+}
+
+/// One trial: a session on `holder`, a long call through `follower`, `holder` killed `phase`
+/// after the call's first progress notification reached the client.
+async fn trial(
+    mut holder: Node,
+    follower: &Node,
+    redis_url: &str,
+    phase: Duration,
+) -> anyhow::Result<Trial> {
     let session = initialize(holder.addr).await?;
     let held_by = holder_of(redis_url, &session)?;
     ensure!(
@@ -248,6 +271,11 @@ async fn trial(mut holder: Node, follower: &Node, redis_url: &str) -> anyhow::Re
         "expected progress first, got {first}"
     );
 
+    // The notifications that come meanwhile are read, so that none waits in a buffer.
+    let _ = tokio::time::timeout(phase, async {
+        while let Ok(Some(_)) = stream.next().await {}
+    })
+    .await;
     let killed = Instant::now();
     holder.kill();
     let mut progress_after_kill = 0;
