@@ -41,6 +41,10 @@ pub(crate) struct CallsReport {
     pub(crate) client_cpu_us_per_req: f64,
     /// The load generator's CPU over the window as a share of one core.
     pub(crate) client_cpu_share: f64,
+    /// CPU per request, in microseconds, of the processes given with `--side-pid`, by name
+    /// (Redis, a proxy): counted apart from the server's.
+    #[serde(default)]
+    pub(crate) side_cpu_us_per_req: Vec<(String, f64)>,
 }
 
 /// Idle sessions (`--mode idle`).

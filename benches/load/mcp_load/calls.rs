@@ -29,7 +29,10 @@ pub(crate) struct Plan {
     pub(crate) concurrency: usize,
     pub(crate) warmup: Duration,
     pub(crate) duration: Duration,
-    pub(crate) server_pid: Option<u32>,
+    /// The server's processes, their CPU summed (none: not measured).
+    pub(crate) server_pids: Vec<u32>,
+    /// Processes whose CPU is reported apart, by name.
+    pub(crate) side_pids: Vec<(String, u32)>,
 }
 
 /// What one session measured.
@@ -57,17 +60,23 @@ pub(crate) async fn run(plan: Plan) -> anyhow::Result<CallsReport> {
     tokio::time::sleep(plan.warmup).await;
 
     let ticks = clock_ticks_per_second();
-    let server_cpu = plan.server_pid.map(|pid| CpuWindow::start(Proc::Pid(pid)));
+    let server_cpu = windows(&plan.server_pids)?;
+    let side_cpu = windows(plan.side_pids.iter().map(|(_, pid)| pid))?;
     let client_cpu = CpuWindow::start(Proc::Myself)?;
     let start = Instant::now();
     phase.store(MEASURE, Ordering::Relaxed);
     tokio::time::sleep(plan.duration).await;
     phase.store(STOP, Ordering::Relaxed);
     let seconds = start.elapsed().as_secs_f64();
-    let server_cpu_us = match server_cpu {
-        Some(window) => Some(window?.end(ticks)?),
-        None => None,
+    let server_cpu_us = if server_cpu.is_empty() {
+        None
+    } else {
+        Some(spent(&server_cpu, ticks)?)
     };
+    let side_cpu_us: Vec<f64> = side_cpu
+        .iter()
+        .map(|window| window.end(ticks))
+        .collect::<anyhow::Result<_>>()?;
     let client_cpu_us = client_cpu.end(ticks)?;
 
     let mut all = Tally::default();
@@ -101,7 +110,25 @@ pub(crate) async fn run(plan: Plan) -> anyhow::Result<CallsReport> {
         server_cpu_share: server_cpu_us.map(|us| us / 1e6 / seconds),
         client_cpu_us_per_req: per_request(client_cpu_us),
         client_cpu_share: client_cpu_us / 1e6 / seconds,
+        side_cpu_us_per_req: plan
+            .side_pids
+            .iter()
+            .zip(side_cpu_us)
+            .map(|((name, _), us)| (name.clone(), per_request(us)))
+            .collect(),
     })
+}
+
+/// A CPU window started now on each of `pids`.
+fn windows<'a>(pids: impl IntoIterator<Item = &'a u32>) -> anyhow::Result<Vec<CpuWindow>> {
+    pids.into_iter()
+        .map(|&pid| CpuWindow::start(Proc::Pid(pid)))
+        .collect()
+}
+
+/// The CPU time the `windows` spent together, in microseconds.
+fn spent(windows: &[CpuWindow], ticks: u64) -> anyhow::Result<f64> {
+    windows.iter().map(|window| window.end(ticks)).sum()
 }
 
 /// One session: initialize (unless per-request), wait for the others, call until told to stop,

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mcp-load --url URL [--mode calls] [--concurrency C] [--duration T] [--warmup W]
-//!          [--server-pid PID] [--protocol 2026-07-28] [--json]
+//!          [--server-pid PID ...] [--side-pid NAME=PID ...] [--protocol 2026-07-28] [--json]
 //! mcp-load --url URL --mode idle --server-pid PID [--sessions N] [--close] [--json]
 //! mcp-load --url URL --mode stream --server-pid PID [--notifications N] [--batch K] [--json]
 //! ```
@@ -15,7 +15,9 @@
 //!   warm-up then `T` measured seconds. Every reply, JSON or SSE, is checked to be the result
 //!   of its own request; a wrong or missing one is an error. Reports requests per second,
 //!   p50, p99 and max latency, errors, and with `--server-pid` the server's CPU time per
-//!   request (`utime + stime` of `/proc/PID/stat` over the window). With `--protocol
+//!   request (`utime + stime` of `/proc/PID/stat` over the window; `--server-pid` given
+//!   several times, the processes' sum: the nodes of a cluster). `--side-pid NAME=PID` reports
+//!   another process's CPU per request apart, under `NAME` (Redis, a proxy). With `--protocol
 //!   2026-07-28` there are no sessions: `C` connections each call in a closed loop the
 //!   per-request way (no `initialize`; `_meta` with the version, client capabilities and
 //!   client info in every request; `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
@@ -57,7 +59,8 @@ use crate::report::{CallsReport, IdleReport, StreamReport};
 use crate::session::Target;
 
 const USAGE: &str = "usage: mcp-load --url URL [--mode calls|idle|stream] [--concurrency C] \
-                     [--duration SECS] [--warmup SECS] [--server-pid PID] [--sessions N] \
+                     [--duration SECS] [--warmup SECS] [--server-pid PID ...] \
+                     [--side-pid NAME=PID ...] [--sessions N] \
                      [--close] [--notifications N] [--batch K] [--protocol 2026-07-28] \
                      [--bearer TOKEN] [--json]";
 
@@ -75,7 +78,10 @@ struct Options {
     concurrency: usize,
     duration: Duration,
     warmup: Duration,
-    server_pid: Option<u32>,
+    /// The server's processes (the first for `idle` and `stream`).
+    server_pids: Vec<u32>,
+    /// Other processes whose CPU per request is reported apart, by name.
+    side_pids: Vec<(String, u32)>,
     sessions: usize,
     close: bool,
     notifications: u64,
@@ -93,7 +99,8 @@ fn parse_args() -> anyhow::Result<Options> {
         concurrency: 16,
         duration: Duration::from_secs(5),
         warmup: Duration::from_secs(1),
-        server_pid: None,
+        server_pids: Vec::new(),
+        side_pids: Vec::new(),
         sessions: 10_000,
         close: false,
         notifications: 1_000_000,
@@ -118,7 +125,16 @@ fn parse_args() -> anyhow::Result<Options> {
             "--concurrency" => options.concurrency = number(&arg, &value()?)?,
             "--duration" => options.duration = seconds(&arg, &value()?)?,
             "--warmup" => options.warmup = seconds(&arg, &value()?)?,
-            "--server-pid" => options.server_pid = Some(number(&arg, &value()?)?),
+            "--server-pid" => options.server_pids.push(number(&arg, &value()?)?),
+            "--side-pid" => {
+                let value = value()?;
+                let (name, pid) = value
+                    .split_once('=')
+                    .with_context(|| format!("--side-pid takes NAME=PID, not {value:?}"))?;
+                options
+                    .side_pids
+                    .push((name.to_owned(), number(&arg, pid)?));
+            }
             "--sessions" => options.sessions = number(&arg, &value()?)?,
             "--close" => options.close = true,
             "--notifications" => options.notifications = number(&arg, &value()?)?,
@@ -170,7 +186,9 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let pid = || {
         options
-            .server_pid
+            .server_pids
+            .first()
+            .copied()
             .with_context(|| "this mode needs --server-pid")
     };
     match options.mode {
@@ -180,7 +198,8 @@ fn main() -> anyhow::Result<()> {
                 concurrency: options.concurrency,
                 warmup: options.warmup,
                 duration: options.duration,
-                server_pid: options.server_pid,
+                server_pids: options.server_pids.clone(),
+                side_pids: options.side_pids.clone(),
             };
             let report = runtime.block_on(calls::run(plan))?;
             print(&options, &report, print_calls)
@@ -225,6 +244,9 @@ fn print_calls(r: &CallsReport) {
             "server CPU: {per_req:.1} us/request ({:.0}% of a core)",
             share * 100.0
         );
+    }
+    for (name, per_req) in &r.side_cpu_us_per_req {
+        println!("{name} CPU: {per_req:.1} us/request");
     }
     println!(
         "load generator CPU: {:.1} us/request ({:.0}% of a core)",

@@ -6,6 +6,7 @@
 //!                [--idle-sessions 10000] [--notifications 1000000]
 //!                [--client-callers 16] [--clients ours,rmcp,rmcp-pooled] [--no-pin]
 //!                [--quiet-wait 30] [--bin-dir DIR] [--echo-server PATH]
+//!                [--redis-sessions 10000] [--failover-trials 10]
 //! ```
 //!
 //! It expects release builds: the `benches` binaries next to itself (`--bin-dir`) and the
@@ -24,8 +25,15 @@
 //! 4. Client throughput: our echo server, freshly started, and `mcp-client-load` for each of
 //!    `--clients` in turn (interleaved), `--client-callers` callers on one session each.
 //!
-//! `--servers ''`, `--idle-sessions 0`, `--notifications 0` and `--client-callers 0` each
-//! skip their section.
+//! 5. Several nodes (Redis): the servers `ours-redis` (one node of `echo_server --redis`) and
+//!    `ours-redis-2` (two, behind `mcp-proxy`, round robin per request) run in the throughput
+//!    section beside `ours`; then `--redis-sessions` idle sessions of one node, measured in
+//!    Redis's own figures, and `--failover-trials` trials of `mcp-failover`. The suite starts
+//!    its own `redis-server` for them (a free loopback port, a temporary directory, stopped at
+//!    the end), pinned with the servers, and counts its CPU apart.
+//!
+//! `--servers ''`, `--idle-sessions 0`, `--notifications 0`, `--client-callers 0`,
+//! `--redis-sessions 0` and `--failover-trials 0` each skip their section.
 //!
 //! Before each run it waits (up to `--quiet-wait` seconds) for the machine to be idle, since
 //! other work on a small machine skews the figures; the report says how many runs started on
@@ -37,6 +45,7 @@ mod report;
 
 mod client;
 mod machine;
+mod nodes;
 mod quiet;
 mod servers;
 mod table;
@@ -67,6 +76,8 @@ struct Options {
     clients: Vec<&'static client::ClientKind>,
     pin: bool,
     quiet_wait: f64,
+    redis_sessions: usize,
+    failover_trials: usize,
 }
 
 impl Options {
@@ -85,7 +96,8 @@ impl Options {
 const USAGE: &str = "usage: mcp-load-suite [--output FILE] [--duration SECS] [--warmup SECS] \
                      [--runs N] [--concurrency 1,16,64] [--servers KEY,...] [--idle-sessions N] \
                      [--notifications N] [--client-callers N] [--clients KEY,...] [--no-pin] \
-                     [--quiet-wait SECS] [--bin-dir DIR] [--echo-server PATH]";
+                     [--quiet-wait SECS] [--bin-dir DIR] [--echo-server PATH] \
+                     [--redis-sessions N] [--failover-trials N]";
 
 fn parse_args() -> anyhow::Result<Options> {
     let exe = std::env::current_exe()?;
@@ -109,6 +121,8 @@ fn parse_args() -> anyhow::Result<Options> {
         clients: client::CLIENTS.iter().collect(),
         pin: Launcher::can_pin(),
         quiet_wait: 30.0,
+        redis_sessions: 10_000,
+        failover_trials: 10,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -155,6 +169,8 @@ fn parse_args() -> anyhow::Result<Options> {
             }
             "--no-pin" => options.pin = false,
             "--quiet-wait" => options.quiet_wait = parse(&arg, &value()?)?,
+            "--redis-sessions" => options.redis_sessions = parse(&arg, &value()?)?,
+            "--failover-trials" => options.failover_trials = parse(&arg, &value()?)?,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -177,15 +193,17 @@ fn parse<T: std::str::FromStr>(arg: &str, value: &str) -> anyhow::Result<T> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let options = parse_args()?;
-    let launcher = Launcher {
+    let mut options = parse_args()?;
+    let mut launcher = Launcher {
         echo_server: options
             .echo_server
             .clone()
             .unwrap_or_else(|| options.bin_dir.join("examples").join("echo_server")),
         bin_dir: options.bin_dir.clone(),
         pin: options.pin,
+        redis: None,
     };
+    let redis = redis(&mut options, &mut launcher);
     let date = machine::now_utc();
     let machine = machine::describe();
     eprintln!("mcp-load-suite: {machine}");
@@ -194,7 +212,8 @@ fn main() -> anyhow::Result<()> {
     let mut quiet = Quiet::new(options.quiet_wait);
     let mut results = Results::default();
     if !options.servers.is_empty() && !options.concurrency.is_empty() {
-        results.calls = throughput(&options, &launcher, &mut quiet)?;
+        let redis_pid = redis.as_ref().map(|r| r.pid);
+        results.calls = throughput(&options, &launcher, &mut quiet, redis_pid)?;
     }
     if options.idle_sessions >= 2 {
         // Ours, rmcp and tower-mcp with connections kept open, then closed.
@@ -229,6 +248,24 @@ fn main() -> anyhow::Result<()> {
         }
     }
 
+    if let Some(redis) = &redis {
+        if options.redis_sessions >= 2 {
+            quiet.wait();
+            match nodes::idle(&launcher, redis, options.redis_sessions) {
+                Ok(idle) => results.nodes.idle = Some(idle),
+                Err(err) => eprintln!("idle sessions in Redis: {err:#}"),
+            }
+        }
+        if options.failover_trials > 0 {
+            quiet.wait();
+            match nodes::failover(&launcher, redis, options.failover_trials) {
+                Ok(report) => results.nodes.failover = Some(report),
+                Err(err) => eprintln!("failover: {err:#}"),
+            }
+        }
+    }
+    drop(redis);
+
     let markdown = render(&options, &results, &date, &machine, &launcher, &quiet);
     println!("{markdown}");
     if let Some(path) = &options.output {
@@ -242,11 +279,34 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The suite's Redis, when a section needs one; without it (no `redis-server`), the sections
+/// on Redis are skipped and say why.
+fn redis(options: &mut Options, launcher: &mut Launcher) -> Option<nodes::Redis> {
+    let wanted = options.servers.iter().any(|s| s.needs_redis())
+        || options.redis_sessions >= 2
+        || options.failover_trials > 0;
+    if !wanted {
+        return None;
+    }
+    match nodes::start_redis(launcher) {
+        Ok(redis) => {
+            launcher.redis = Some(redis.url.clone());
+            Some(redis)
+        }
+        Err(err) => {
+            eprintln!("mcp-load-suite: no Redis, the sections on Redis are skipped: {err:#}");
+            options.servers.retain(|s| !s.needs_redis());
+            None
+        }
+    }
+}
+
 /// Every server at every concurrency, `runs` times, interleaved.
 fn throughput(
     options: &Options,
     launcher: &Launcher,
     quiet: &mut Quiet,
+    redis_pid: Option<u32>,
 ) -> anyhow::Result<Vec<Cell>> {
     let mut running = Vec::new();
     for kind in &options.servers {
@@ -275,15 +335,24 @@ fn throughput(
                     options.duration.to_string(),
                     "--warmup".to_owned(),
                     options.warmup.to_string(),
-                    "--server-pid".to_owned(),
-                    server.pid.to_string(),
                 ];
+                args.extend(server.pid_args());
+                if kind.needs_redis()
+                    && let Some(pid) = redis_pid
+                {
+                    args.extend(["--side-pid".to_owned(), format!("redis={pid}")]);
+                }
                 args.extend(kind.family.load_args().iter().map(|a| (*a).to_owned()));
                 match launcher.load::<CallsReport>(&args) {
                     Ok(report) => {
+                        let sides: String = report
+                            .side_cpu_us_per_req
+                            .iter()
+                            .map(|(name, us)| format!("  {name} {us:.1} µs/req"))
+                            .collect();
                         eprintln!(
                             "run {run}, {:<40} C={concurrency:<3} {:>7.0} req/s  p99 {:>6.0} µs  \
-                             CPU {:>5.1} µs/req  errors {}",
+                             CPU {:>5.1} µs/req  errors {}{sides}",
                             kind.label,
                             report.rps,
                             report.p99_us,
@@ -460,5 +529,10 @@ fn render(
         Some(runs) => out += &client::section(runs, &options.client_plan()),
         None => out += "Not run.\n",
     }
+    let context = format!(
+        "Measured on {date} by `mcp-load-suite` on {machine}; {pinning}. {quiet}",
+        quiet = quiet.summary()
+    );
+    out += &nodes::section(results, options.redis_sessions, &context);
     out
 }

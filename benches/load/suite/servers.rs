@@ -57,6 +57,9 @@ impl Family {
 enum Program {
     /// `examples/echo_server` of the workspace.
     EchoServer,
+    /// `examples/echo_server --redis URL`, this many nodes on the suite's Redis; with more
+    /// than one, `mcp-proxy` in front of them, sending each request to the next node.
+    RedisNodes(u8),
     /// A binary of the `benches` package, next to the suite's own.
     Bench(&'static str),
 }
@@ -102,6 +105,30 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--no-event-store"],
+    },
+    ServerKind {
+        key: "ours-redis",
+        label: "ours on Redis, one node",
+        description: "`echo_server --redis URL`: as `ours`, with the event store, the session \
+                      store and the cluster in the suite's `redis-server` (pinned beside it); \
+                      Redis's CPU is counted apart",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::RedisNodes(1),
+        args: &[],
+    },
+    ServerKind {
+        key: "ours-redis-2",
+        label: "ours on Redis, two nodes, round robin",
+        description: "two nodes of `echo_server --redis URL` behind `mcp-proxy`, which sends \
+                      each request to the next node, so every request of a session hops: half \
+                      are forwarded to the session's holder through Redis and answered from \
+                      Redis's streams; server CPU is both nodes' (pinned together), Redis's \
+                      and the proxy's (pinned beside the load generator) counted apart",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::RedisNodes(2),
+        args: &[],
     },
     ServerKind {
         key: "rmcp",
@@ -184,6 +211,13 @@ pub(crate) const SERVERS: &[ServerKind] = &[
     },
 ];
 
+impl ServerKind {
+    /// Whether it needs the suite's Redis.
+    pub(crate) fn needs_redis(&self) -> bool {
+        matches!(self.program, Program::RedisNodes(_))
+    }
+}
+
 /// The server with this key.
 pub(crate) fn find(key: &str) -> Option<&'static ServerKind> {
     SERVERS.iter().find(|s| s.key == key)
@@ -201,6 +235,9 @@ pub(crate) const FLOOD: ServerKind = ServerKind {
     args: &[],
 };
 
+/// Every server listens on a loopback port the OS picks.
+const ADDR: [&str; 2] = ["--addr", "127.0.0.1:0"];
+
 /// Where the programs are, and how to pin them.
 #[derive(Debug, Clone)]
 pub(crate) struct Launcher {
@@ -210,6 +247,8 @@ pub(crate) struct Launcher {
     pub(crate) echo_server: PathBuf,
     /// Pin servers to CPU 0 and the load generator to CPU 1.
     pub(crate) pin: bool,
+    /// The suite's Redis URL, for the servers on Redis.
+    pub(crate) redis: Option<String>,
 }
 
 impl Launcher {
@@ -242,12 +281,62 @@ impl Launcher {
         command
     }
 
-    /// Starts a server and waits for its `listening on URL` line.
+    /// Starts a server and waits for its `listening on URL` line; a server of several nodes
+    /// starts each node, then the proxy in front of them.
     pub(crate) fn start(&self, kind: &ServerKind) -> anyhow::Result<Server> {
-        let program = match kind.program {
-            Program::EchoServer => self.echo_server.clone(),
-            Program::Bench(name) => self.bin_dir.join(name),
+        let mut args = vec![ADDR[0], ADDR[1]];
+        args.extend(kind.args);
+        let nodes = match kind.program {
+            Program::EchoServer => return self.spawn(kind.key, 0, &self.echo_server, &args),
+            Program::Bench(name) => {
+                return self.spawn(kind.key, 0, &self.bin_dir.join(name), &args);
+            }
+            Program::RedisNodes(nodes) => nodes,
         };
+        self.start_nodes(kind, nodes, &args)
+    }
+
+    /// Starts `nodes` nodes of the echo server on the suite's Redis with `args`, and, for more
+    /// than one, the proxy in front of them.
+    fn start_nodes(&self, kind: &ServerKind, nodes: u8, args: &[&str]) -> anyhow::Result<Server> {
+        let redis = self
+            .redis
+            .as_deref()
+            .context("no Redis: the suite could not start redis-server")?;
+        let mut started: Vec<Server> = Vec::new();
+        for n in 1..=nodes {
+            let node = format!("suite-{}-{n}-{}", kind.key, std::process::id());
+            let mut args = args.to_vec();
+            args.extend(["--redis", redis, "--node", &node]);
+            let log = format!("{}-{n}", kind.key);
+            started.push(self.spawn(&log, 0, &self.echo_server, &args)?);
+        }
+        let mut first = started.remove(0);
+        if started.is_empty() {
+            return Ok(first);
+        }
+        let mut args = Vec::new();
+        for node in std::iter::once(&first).chain(&started) {
+            let addr = node
+                .url
+                .trim_start_matches("http://")
+                .trim_end_matches("/mcp");
+            args.extend(["--node", addr]);
+        }
+        let proxy = self.spawn("proxy", 1, &self.bin_dir.join("mcp-proxy"), &args)?;
+        first.url.clone_from(&proxy.url);
+        first.side.push(("proxy", proxy.pid));
+        first.others.push(proxy);
+        for node in started {
+            first.pids.push(node.pid);
+            first.others.push(node);
+        }
+        Ok(first)
+    }
+
+    /// Starts `program args` on `cpu` and waits for its `listening on URL` line; its stderr
+    /// goes to a file named after `log`.
+    fn spawn(&self, log: &str, cpu: u8, program: &Path, args: &[&str]) -> anyhow::Result<Server> {
         if !program.exists() {
             bail!(
                 "{} not found: build it in release first (cargo build --release -p benches \
@@ -255,15 +344,14 @@ impl Launcher {
                 program.display()
             );
         }
-        let mut args = vec!["--addr".to_owned(), "127.0.0.1:0".to_owned()];
-        args.extend(kind.args.iter().map(|a| (*a).to_owned()));
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         // Whatever a server says on stderr goes to a file: nothing it prints can slow the
         // suite down, and the file is there to read if it fails.
-        let log = std::env::temp_dir().join(format!("mcp-load-suite-{}.log", kind.key));
+        let log = std::env::temp_dir().join(format!("mcp-load-suite-{log}.log"));
         let stderr =
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let mut child = self
-            .command(0, &program, &args)
+            .command(cpu, program, &args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -277,7 +365,7 @@ impl Launcher {
             let _ = child.wait();
             bail!(
                 "{} did not start: {line:?} (its stderr is in {})",
-                kind.key,
+                program.display(),
                 log.display()
             );
         };
@@ -286,10 +374,14 @@ impl Launcher {
         std::thread::spawn(move || {
             let _ = stdout.read_to_end(&mut Vec::new());
         });
+        let pid = child.id();
         Ok(Server {
-            pid: child.id(),
+            pids: vec![pid],
+            pid,
             child,
             url,
+            side: Vec::new(),
+            others: Vec::new(),
         })
     }
 
@@ -330,14 +422,35 @@ impl Launcher {
     }
 }
 
-/// A running server; stopped (killed) when dropped.
+/// A running server; stopped (killed) when dropped, with its other nodes and its proxy.
 #[derive(Debug)]
 pub(crate) struct Server {
     child: Child,
-    /// Its process id, for `/proc`.
+    /// Its (first node's) process id, for `/proc`.
     pub(crate) pid: u32,
-    /// The MCP endpoint.
+    /// Every node's process id: the server's CPU is their sum.
+    pub(crate) pids: Vec<u32>,
+    /// Processes whose CPU is counted apart (the proxy), by name.
+    pub(crate) side: Vec<(&'static str, u32)>,
+    /// The MCP endpoint (the proxy's, for several nodes).
     pub(crate) url: String,
+    /// The other nodes and the proxy.
+    others: Vec<Server>,
+}
+
+impl Server {
+    /// What `mcp-load` is told of this server's processes: `--server-pid` for each node,
+    /// `--side-pid NAME=PID` for the others.
+    pub(crate) fn pid_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for pid in &self.pids {
+            args.extend(["--server-pid".to_owned(), pid.to_string()]);
+        }
+        for (name, pid) in &self.side {
+            args.extend(["--side-pid".to_owned(), format!("{name}={pid}")]);
+        }
+        args
+    }
 }
 
 impl Drop for Server {

@@ -17,6 +17,8 @@ pub(crate) struct Results {
     pub(crate) stream: Option<StreamReport>,
     /// Client throughput: each client's runs (`None`: not run).
     pub(crate) clients: Option<Vec<ClientRuns>>,
+    /// Idle sessions in Redis and the failover trials.
+    pub(crate) nodes: crate::nodes::NodesResults,
 }
 
 /// The runs of one server at one concurrency.
@@ -43,6 +45,22 @@ pub(crate) struct Summary {
 }
 
 impl Cell {
+    /// The median over the runs of the CPU per request of the side process `name` (Redis, the
+    /// proxy), when measured.
+    pub(crate) fn side_cpu(&self, name: &str) -> Option<f64> {
+        let values: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|run| {
+                run.side_cpu_us_per_req
+                    .iter()
+                    .find(|(side, _)| side == name)
+                    .map(|(_, us)| *us)
+            })
+            .collect();
+        (!values.is_empty()).then(|| median(values))
+    }
+
     pub(crate) fn summary(&self) -> Summary {
         let median_of = |f: fn(&CallsReport) -> f64| median(self.runs.iter().map(f).collect());
         let cpu: Vec<f64> = self
@@ -65,6 +83,13 @@ impl Cell {
 }
 
 impl Results {
+    /// The runs of the server `key` at `concurrency`.
+    pub(crate) fn cell(&self, key: &str, concurrency: usize) -> Option<&Cell> {
+        self.calls
+            .iter()
+            .find(|c| c.server.key == key && c.concurrency == concurrency)
+    }
+
     fn find(&self, key: &str, concurrency: usize) -> Option<Summary> {
         self.calls
             .iter()
@@ -82,7 +107,7 @@ impl Results {
             .map(Cell::summary)
     }
 
-    fn concurrencies(&self) -> Vec<usize> {
+    pub(crate) fn concurrencies(&self) -> Vec<usize> {
         let mut all: Vec<usize> = self.calls.iter().map(|c| c.concurrency).collect();
         all.sort_unstable();
         all.dedup();

@@ -47,6 +47,26 @@ pub use mcp_rmcp as rmcp_adapter;
 ///
 /// Named `redis`, the name of the Redis client crate it is built on; that crate is not
 /// re-exported.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use mcp_streamable_http::redis::{Options, RedisBackend};
+/// use mcp_streamable_http::server::Config;
+///
+/// # async fn run() -> Result<(), mcp_streamable_http::redis::Error> {
+/// // The idle timeout goes to both: the server's sessions and the lifetime of their keys.
+/// let idle = Duration::from_secs(600);
+/// let options = Options::default().session_expiry(idle);
+/// let backend = RedisBackend::connect("redis://127.0.0.1:6379/", options).await?;
+/// let config = Config::default()
+///     .idle_timeout(idle)
+///     .session_store(backend.session_store())
+///     .event_store(backend.event_store())
+///     .cluster(backend.cluster());
+/// # let _ = config;
+/// # Ok(())
+/// # }
+/// ```
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use mcp_streamable_redis as redis;

@@ -1,0 +1,70 @@
+//! `mcp-proxy`: a load balancer without session affinity in front of several nodes, for the
+//! load suite's rows of several nodes and for `mcp-failover`.
+//!
+//! ```text
+//! mcp-proxy --node 127.0.0.1:PORT --node 127.0.0.1:PORT [...]
+//! ```
+//!
+//! Each HTTP request goes to the next node in turn (round robin per request, whatever session
+//! it names), so consecutive requests of one session land on different nodes. It prints
+//! `listening on http://ADDR/mcp` first (a loopback port the OS picks) and serves until
+//! killed.
+//!
+//! The proxy is the one the examples' tests run (`examples/support/proxy.rs`), included as it
+//! is with `#[path]`: the suite measures the proxy those tests trust, not a copy that could
+//! drift from it.
+
+#[path = "../../../examples/support/proxy.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the examples' tests, which also count and remove nodes"
+)]
+mod proxy;
+
+use std::net::SocketAddr;
+
+use anyhow::{Context as _, bail};
+
+const USAGE: &str = "usage: mcp-proxy --node IP:PORT --node IP:PORT [...]";
+
+fn parse_args() -> anyhow::Result<Vec<SocketAddr>> {
+    let mut nodes = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--node" => {
+                let value = args
+                    .next()
+                    .context("--node needs a value, e.g. 127.0.0.1:8080")?;
+                nodes.push(
+                    value
+                        .parse()
+                        .with_context(|| format!("bad --node {value:?}: IP:PORT"))?,
+                );
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    if nodes.is_empty() {
+        bail!("no --node\n{USAGE}");
+    }
+    Ok(nodes)
+}
+
+fn main() -> anyhow::Result<()> {
+    let nodes = parse_args()?;
+    // One thread: a proxy beside the load generator should not take more than its core.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let (_proxy, addr) = proxy::RoundRobin::start(nodes).await;
+        println!("listening on http://{addr}/mcp");
+        std::future::pending::<()>().await;
+    });
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! A `redis-server` of the suite's own and what Redis says of itself (`INFO`, `DBSIZE`),
+//! shared by `mcp-load-suite` and `mcp-failover` through `#[path]`.
+
+use std::collections::HashMap;
+
+use anyhow::Context as _;
+use mcp_streamable_redis::testing::RedisServer;
+
+/// A throwaway `redis-server` on a free loopback port, in a temporary directory, stopped (and
+/// the directory removed) when dropped.
+#[derive(Debug)]
+pub(crate) struct Redis {
+    _server: RedisServer,
+    /// Its process id, for `/proc/PID/stat`.
+    pub(crate) pid: u32,
+    /// The URL nodes connect to.
+    pub(crate) url: String,
+}
+
+impl Redis {
+    /// Starts one and asks it its process id.
+    pub(crate) fn start() -> anyhow::Result<Redis> {
+        let server = RedisServer::start().context("starting redis-server")?;
+        let url = server.url();
+        let pid = info(&url, "server")?
+            .get("process_id")
+            .and_then(|pid| pid.parse().ok())
+            .context("no process_id in INFO server")?;
+        Ok(Redis {
+            _server: server,
+            pid,
+            url,
+        })
+    }
+
+    /// The fields of `INFO section`.
+    pub(crate) fn info(&self, section: &str) -> anyhow::Result<HashMap<String, String>> {
+        info(&self.url, section)
+    }
+
+    /// A number of `INFO section`.
+    pub(crate) fn info_number(&self, section: &str, field: &str) -> anyhow::Result<u64> {
+        self.info(section)?
+            .get(field)
+            .and_then(|value| value.parse().ok())
+            .with_context(|| format!("no number {field} in INFO {section}"))
+    }
+
+    /// How many keys it holds.
+    pub(crate) fn dbsize(&self) -> anyhow::Result<u64> {
+        Ok(redis::cmd("DBSIZE").query(&mut self.connection()?)?)
+    }
+
+    /// `MEMORY USAGE` of each key of one session (found by its `P:session:{S}` key), by kind
+    /// (`session`, `holder`, `log`, `meta`): where a session's bytes go.
+    pub(crate) fn session_keys(&self, prefix: &str) -> anyhow::Result<Vec<(String, u64)>> {
+        let mut connection = self.connection()?;
+        let (_, found): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(0)
+            .arg("MATCH")
+            .arg(format!("{prefix}:session:*"))
+            .arg("COUNT")
+            .arg(1000)
+            .query(&mut connection)?;
+        let key = found.first().context("no session key in Redis")?;
+        let tag = key
+            .strip_prefix(&format!("{prefix}:session:"))
+            .context("a session key")?;
+        let mut sizes = Vec::new();
+        for kind in ["session", "holder", "log", "meta"] {
+            let bytes: Option<u64> = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(format!("{prefix}:{kind}:{tag}"))
+                .arg("SAMPLES")
+                .arg(0)
+                .query(&mut connection)?;
+            if let Some(bytes) = bytes {
+                sizes.push((kind.to_owned(), bytes));
+            }
+        }
+        Ok(sizes)
+    }
+
+    /// Forgets every key, so that a measurement starts from an empty Redis.
+    pub(crate) fn flush(&self) -> anyhow::Result<()> {
+        Ok(redis::cmd("FLUSHALL").query(&mut self.connection()?)?)
+    }
+
+    fn connection(&self) -> anyhow::Result<redis::Connection> {
+        connect(&self.url)
+    }
+}
+
+fn connect(url: &str) -> anyhow::Result<redis::Connection> {
+    redis::Client::open(url)?
+        .get_connection()
+        .with_context(|| format!("connecting to {url}"))
+}
+
+/// `INFO section` as its `field:value` lines (a connection of its own, closed on return).
+fn info(url: &str, section: &str) -> anyhow::Result<HashMap<String, String>> {
+    let text: String = redis::cmd("INFO").arg(section).query(&mut connect(url)?)?;
+    Ok(text
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .map(|(field, value)| (field.to_owned(), value.trim().to_owned()))
+        .collect())
+}
