@@ -43,6 +43,10 @@ pub(crate) struct Follow {
     moved: Option<(u64, oneshot::Receiver<()>)>,
     /// Whether the store had the stream finished when last read.
     finished: bool,
+    /// For a POST's stream: the responses still to come, after which it is over. The store is
+    /// then not asked whether the stream is finished, which for a finished stream may cost it
+    /// a walk through the session's events.
+    responses_left: Option<usize>,
 }
 
 impl Follow {
@@ -67,7 +71,13 @@ impl Follow {
             request,
             moved: None,
             finished: false,
+            responses_left: None,
         })
+    }
+
+    /// The stream is a POST's, over once `responses` responses were read.
+    pub(crate) fn until_answered(&mut self, responses: usize) {
+        self.responses_left = Some(responses);
     }
 
     /// Ends when the holder says another reader took the standalone stream over, which this
@@ -103,6 +113,7 @@ impl Follow {
             return Err(());
         };
         let finished = self.stream != STANDALONE
+            && self.responses_left.is_none()
             && matches!(
                 store.is_finished(&self.session, self.stream).await,
                 Ok(Some(true))
@@ -122,8 +133,26 @@ impl Follow {
         if let Some(last) = events.last() {
             self.after = last.index;
         }
-        self.finished = finished;
+        self.finished = finished || self.answered(&events);
         Ok(events)
+    }
+
+    /// Counts the responses among `events`: whether the last one expected came.
+    fn answered(&mut self, events: &[StoredEvent]) -> bool {
+        let Some(left) = &mut self.responses_left else {
+            return false;
+        };
+        let responses = events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    mcp_jsonrpc::parse(&e.message),
+                    Ok(mcp_jsonrpc::Body::Single(mcp_jsonrpc::Message::Response(_)))
+                )
+            })
+            .count();
+        *left = left.saturating_sub(responses);
+        *left == 0
     }
 
     async fn wait(&mut self, keep_alive: Option<Duration>) -> Waited {

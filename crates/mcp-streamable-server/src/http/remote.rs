@@ -138,7 +138,7 @@ pub(crate) async fn post(
         Ok(Answer::Stream { stream, prime }) => (stream, prime),
         Ok(_) => return Err(unexpected(node)),
     };
-    let follow = Follow::new(
+    let mut follow = Follow::new(
         Arc::clone(server),
         id.to_owned(),
         stream,
@@ -147,6 +147,8 @@ pub(crate) async fn post(
         request,
     )
     .ok_or_else(|| unexpected(node))?;
+    let requests = body.messages().iter().filter_map(Message::request_id);
+    follow.until_answered(requests.count());
     let config = &server.ctx.config;
     if config.json_response {
         return Ok(Hop::Answered(json(follow, body.is_batch()).await?));
