@@ -46,6 +46,8 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 /// Builds the servers and the load generator in release and runs `mcp-load-suite`, which
 /// pins each server to one core and the generator to the other and writes `BENCHMARKS.md`.
 fn run_load(options: &Options) -> Result<()> {
+    // The rows of several nodes run on a redis-server the suite starts.
+    crate::redis::ensure()?;
     cmd::run(&mut cmd::cargo(&[
         "build",
         "--release",

@@ -129,12 +129,11 @@ impl RedisEventStore {
 
     async fn stream_finished(&self, session: &str, stream: u64) -> Result<(), Error> {
         let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("HDEL");
-        cmd.arg(shared.keys.meta(session))
-            .arg(format!("l:{stream}"))
-            .arg(format!("e:{stream}"))
-            .arg(format!("b:{stream}"));
-        shared.query::<()>(&cmd).await
+        let mut call = scripts::FINISHED.prepare_invoke();
+        call.key(shared.keys.log(session))
+            .key(shared.keys.meta(session))
+            .arg(stream);
+        shared.script(&call).await.map(drop)
     }
 
     async fn session_closed(&self, session: &str) -> Result<(), Error> {

@@ -49,7 +49,7 @@
 //! | `P:session:{S}` | hash | the record: `initialize`, `active` (the last request's time), `owner`, `version`; `generations` counts the takeovers |
 //! | `P:holder:{S}` | hash | the holder: `node` and `gen` (0 for the node that started the session) |
 //! | `P:log:{S}` | list | the session's events, all its streams, oldest first, each `"<stream> <index> <message>"` (a list, not a Redis stream: Redis 7 gives each new stream 4 KiB up front) |
-//! | `P:meta:{S}` | hash | its streams: `l:N` (open stream N's last index), `e:N` (how far it was evicted), `b:N` (the rank it began at and its request ids as JSON), `hi` (the highest stream), `bytes`, `seq` |
+//! | `P:meta:{S}` | hash | its streams: `l:N` (stream N's last index, kept while N has events kept), `f:N` (N is finished), `e:N` (how far it was evicted), `b:N` (the rank it began at and its request ids as JSON), `hi` (the highest stream), `bytes`, `seq` |
 //! | `P:node:NODE` | string | alive while the node's lease is: set with `PX` = the lease, every third of it |
 //!
 //! | channel | what |

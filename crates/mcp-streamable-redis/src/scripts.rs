@@ -28,6 +28,11 @@ script!(
     "is_finished.lua"
 );
 script!(
+    /// A stream got its last message.
+    FINISHED,
+    "finished.lua"
+);
+script!(
     /// A stream was opened with a priming event.
     OPENED,
     "opened.lua"

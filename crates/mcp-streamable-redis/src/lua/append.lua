@@ -29,9 +29,14 @@ while count > 0 and (count > max_events or bytes > max_bytes) do
   local first = string.find(oldest, ' ', 1, true)
   local second = string.find(oldest, ' ', first + 1, true)
   local s = string.sub(oldest, 1, first - 1)
-  -- An open stream remembers how far it was evicted: a replay from before that has a gap.
-  if redis.call('HEXISTS', meta, 'l:' .. s) == 1 then
-    redis.call('HSET', meta, 'e:' .. s, string.sub(oldest, first + 1, second - 1))
+  local i = string.sub(oldest, first + 1, second - 1)
+  -- A stream remembers how far it was evicted: a replay from before that has a gap. A finished
+  -- stream whose last event goes is forgotten with it.
+  local kept_last = redis.call('HGET', meta, 'l:' .. s)
+  if kept_last and kept_last == i and redis.call('HEXISTS', meta, 'f:' .. s) == 1 then
+    redis.call('HDEL', meta, 'l:' .. s, 'e:' .. s, 'f:' .. s)
+  elseif kept_last then
+    redis.call('HSET', meta, 'e:' .. s, i)
   end
   bytes = redis.call('HINCRBY', meta, 'bytes', -(#oldest - second + overhead))
   count = count - 1

@@ -18,11 +18,16 @@ local function parse(entry)
 end
 
 if last then
-  -- An open stream: a follower reads it at every write, so only its newest events are read,
-  -- from the end of the log back to its event at `after`, in chunks that double.
-  if after > tonumber(last) then return {1} end
+  -- A stream whose last index is known (open, or finished with events kept): a follower reads
+  -- it at every write, so only its newest events are read, from the end of the log back to its
+  -- event at `after`, in chunks that double, and no further than the `last - after` events it
+  -- can have after `after`.
+  last = tonumber(last)
+  if after > last then return {1} end
   local evicted = redis.call('HGET', meta, 'e:' .. stream)
   if evicted and tonumber(evicted) > after then return {2} end
+  if after == last then return {3} end
+  local wanted = last - after
   local newest_first = {}
   local length = redis.call('LLEN', log)
   local stop, chunk, done = -1, 16, false
@@ -38,6 +43,10 @@ if last then
         end
         newest_first[#newest_first + 1] = index
         newest_first[#newest_first + 1] = message
+        if #newest_first / 2 >= wanted then
+          done = true
+          break
+        end
       end
     end
     stop, chunk = start - 1, chunk * 2
@@ -50,8 +59,8 @@ if last then
   return out
 end
 
--- A finished stream, a rare request (a reconnection): the whole log, bounded by the session's
--- caps. Indices grow by one, so the first kept tells whether any after `after` is gone; with
+-- A finished stream whose bookkeeping went with its last kept event (or that never had one):
+-- the whole log, bounded by the session's caps. Indices grow by one, so the first kept tells whether any after `after` is gone; with
 -- nothing kept, it all went.
 local out = {3}
 local first, final
