@@ -66,8 +66,11 @@
 //! A session keeps at most [`max_events_per_session`](Options::max_events_per_session) events
 //! and [`max_bytes_per_session`](Options::max_bytes_per_session) bytes, the oldest trimmed
 //! first; a replay from before them answers
-//! [`Purged`](mcp_streamable_server::ReplayError::Purged). There is no cap across sessions
-//! beyond Redis's own `maxmemory`.
+//! [`Purged`](mcp_streamable_server::ReplayError::Purged). The bound across sessions is Redis's
+//! own: set `maxmemory` with `maxmemory-policy noeviction`, and a full Redis refuses writes,
+//! which fail as errors (a new session is refused with 503; an event not kept is logged, and
+//! cannot be resumed), until there is room again. An evicting policy would drop sessions' keys
+//! instead, which ends those sessions.
 //!
 //! # Connections per node
 //! Two, whatever the number of sessions and open streams:

@@ -204,3 +204,63 @@ async fn a_node_cannot_start_without_redis_and_says_so_at_once() {
     assert!(error.is_redis(), "{error}");
     assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
 }
+
+/// The total bound on what every session keeps is Redis's own `maxmemory`: with
+/// `noeviction`, a full Redis refuses writes, and every call says so at once, without a panic;
+/// once room is made, all works again.
+#[tokio::test]
+async fn a_full_redis_refuses_writes_with_errors_and_takes_them_again_once_there_is_room() {
+    let redis = redis();
+    let a = node(&redis, "a", options()).await;
+    let mut raw = crate::support::raw(&redis).await;
+    let set = |name: &'static str, value: &'static str| {
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("SET").arg(name).arg(value);
+        cmd
+    };
+    let used: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let used: u64 = used
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let limit = (used + 256 * 1024).to_string();
+    let _: () = set("maxmemory-policy", "noeviction")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("SET").arg("maxmemory").arg(&limit);
+    let _: () = cmd.query_async(&mut raw).await.unwrap();
+    let (sessions, events) = (a.session_store(), a.event_store());
+    let message = Bytes::from(vec![b'x'; 16 * 1024]);
+    let mut refused = None;
+    for n in 0..200 {
+        let id = format!("s{n}");
+        let record = SessionRecord::new(id.as_str(), Bytes::from_static(b"{}"), None);
+        let stored = match sessions.create(record).await {
+            Ok(()) => events.append(&id, 1, 1, message.clone()).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = stored {
+            refused = Some(error);
+            break;
+        }
+    }
+    let error = refused.expect("a full Redis refused a write within 200 sessions");
+    assert!(is_redis_error(&error), "{error}");
+    // Room again: the writes go through.
+    let _: () = set("maxmemory", "0").query_async(&mut raw).await.unwrap();
+    let record = SessionRecord::new("after", Bytes::from_static(b"{}"), None);
+    sessions.create(record).await.unwrap();
+    events.append("after", 1, 1, message).await.unwrap();
+    assert_eq!(events.replay_after("after", 1, 0).await.unwrap().len(), 1);
+    assert!(matches!(
+        events.replay_after("after", 1, 1).await,
+        Ok(ref none) if none.is_empty()
+    ));
+}
