@@ -481,7 +481,7 @@ async fn a_stream_cut_by_its_holders_death_resumes_on_another_node_with_its_erro
     let last = first
         .lines()
         .filter_map(|l| l.strip_prefix("id: "))
-        .last()
+        .next_back()
         .expect("an event id before the cut")
         .to_owned();
     let extra = format!(
