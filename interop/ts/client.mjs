@@ -126,6 +126,27 @@ function progressCall(steps) {
 }
 
 /**
+ * A `progress` call on `client` whose notifications go to `progress` and event ids to
+ * `tokens`; `twoSeen` resolves at the second notification, when a scenario cuts the stream.
+ */
+function progressUntilTwo(client, steps, progress, tokens) {
+  let cut;
+  const twoSeen = new Promise(resolve => {
+    cut = resolve;
+  });
+  const call = client.request(progressCall(steps), CallToolResultSchema, {
+    onprogress: ({ progress: n }) => {
+      progress.push(n);
+      if (progress.length === 2) {
+        cut();
+      }
+    },
+    onresumptiontoken: token => tokens.push(token),
+  });
+  return { call, twoSeen };
+}
+
+/**
  * A new transport on `first`'s session, through `url` (what a client does after a network
  * drop), connected, with every progress notification counted into `progress`. SDK quirk
  * (1.32.2): `onprogress` on a resumed request keys its handler by the new request id, but the
@@ -270,23 +291,7 @@ async function runResume(url) {
       check(first.transport.sessionId, 'no Mcp-Session-Id on the initialize response');
     });
     await step('cut the stream', async () => {
-      let cut;
-      const twoSeen = new Promise(resolve => {
-        cut = resolve;
-      });
-      const call = first.client.request(
-        progressCall(steps),
-        CallToolResultSchema,
-        {
-          onprogress: ({ progress: n }) => {
-            progress.push(n);
-            if (progress.length === 2) {
-              cut();
-            }
-          },
-          onresumptiontoken: token => tokens.push(token),
-        },
-      );
+      const { call, twoSeen } = progressUntilTwo(first.client, steps, progress, tokens);
       call.then(result => results.push(result), () => {});
       await within(WAIT_MS, 'two progress notifications', twoSeen);
       // Closing the transport aborts the POST's fetch: the connection drops, the session stays.
@@ -348,23 +353,7 @@ async function runFailover(urlA, urlB, pidA) {
       check(first.transport.sessionId, 'no Mcp-Session-Id on the initialize response');
     });
     await step('kill A mid-stream', async () => {
-      let cut;
-      const twoSeen = new Promise(resolve => {
-        cut = resolve;
-      });
-      const call = first.client.request(
-        progressCall(steps),
-        CallToolResultSchema,
-        {
-          onprogress: ({ progress: n }) => {
-            progress.push(n);
-            if (progress.length === 2) {
-              cut();
-            }
-          },
-          onresumptiontoken: token => tokens.push(token),
-        },
-      );
+      const { call, twoSeen } = progressUntilTwo(first.client, steps, progress, tokens);
       call.catch(() => {});
       await within(WAIT_MS, 'two progress notifications', twoSeen);
       process.kill(Number(pidA), 'SIGKILL');

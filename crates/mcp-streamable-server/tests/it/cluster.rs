@@ -10,7 +10,7 @@ use mcp_streamable_server::{
     Config, InMemoryEventStore, InMemoryNetwork, InMemorySessionStore, Restarted,
     StreamableHttpService,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::*;
 
@@ -49,6 +49,17 @@ impl Nodes {
             crate::app::session(conn, parts)
         })
     }
+}
+
+/// Calls `progress` with `arguments` on `node` (id 1), reads its first notification, and lets the
+/// stream go: the event id a client cut there holds.
+async fn first_event_id(node: &StreamableHttpService, sid: &str, arguments: Value) -> String {
+    let response = node
+        .handle(request(post(Some(sid)), call(1, "progress", arguments)))
+        .await;
+    let mut stream = Sse::new(response);
+    assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
+    stream.last_event_id().to_owned()
 }
 
 fn labels(messages: &[mcp_jsonrpc::Message]) -> Vec<String> {
@@ -321,14 +332,7 @@ async fn a_stream_of_a_dead_holder_resumed_on_another_node_ends_with_its_error()
     let (a, b) = (nodes.node("a"), nodes.node("b"));
     let sid = initialize(&a, "2025-11-25").await;
     // The call runs on a itself; one notification, then an hour's wait.
-    let slow = json!({"steps": 2, "delay_ms": 3_600_000});
-    let mut stream = Sse::new(
-        a.handle(request(post(Some(&sid)), call(1, "progress", slow)))
-            .await,
-    );
-    assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
-    let last = stream.last_event_id().to_owned();
-    drop(stream);
+    let last = first_event_id(&a, &sid, json!({"steps": 2, "delay_ms": 3_600_000})).await;
     nodes.network.kill("a");
     let mut resumed = Sse::new(b.handle(get(&sid, Some(&last))).await);
     let rest = messages(&resumed.rest(10).await);
@@ -341,17 +345,11 @@ async fn an_id_its_holder_sent_before_storing_it_resumes_on_another_node() {
     let nodes = Nodes::new();
     let (a, b) = (nodes.node("a"), nodes.node("b"));
     let sid = initialize(&a, "2025-11-25").await;
-    let slow = json!({"steps": 3, "delay_ms": 50});
-    let mut stream = Sse::new(
-        a.handle(request(post(Some(&sid)), call(1, "progress", slow)))
-            .await,
-    );
-    assert_eq!(label(&message(&stream.next().await.unwrap())), "p1");
+    let last = first_event_id(&a, &sid, json!({"steps": 3, "delay_ms": 50})).await;
     // An id one past what the store has, as a client holds when its holder sent an event and
     // died before storing it: on another node it is followed, not refused.
-    let (stream_no, index) = stream.last_event_id().split_once('_').unwrap();
+    let (stream_no, index) = last.split_once('_').unwrap();
     let ahead = format!("{stream_no}_{}", index.parse::<u64>().unwrap() + 1);
-    drop(stream);
     let mut resumed = Sse::new(b.handle(get(&sid, Some(&ahead))).await);
     let rest = messages(&resumed.rest(10).await);
     assert_eq!(labels(&rest), ["p3", "r1"]);
