@@ -80,10 +80,10 @@ impl Follow {
         self.responses_left = Some(responses);
     }
 
-    /// Ends when the holder says another reader took the standalone stream over, which this
-    /// node follows under `token`.
-    pub(crate) fn until_moved(&mut self, token: u64) {
-        self.moved = Some((token, self.server.relay.follow(token)));
+    /// Ends when `moved` fires: the holder says another reader took the standalone stream
+    /// over, which this node follows under `token`.
+    pub(crate) fn until_moved(&mut self, (token, moved): (u64, oneshot::Receiver<()>)) {
+        self.moved = Some((token, moved));
     }
 
     /// What comes next: events, or, after a keep-alive period of nothing, `Idle`.

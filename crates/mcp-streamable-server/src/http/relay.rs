@@ -28,10 +28,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Relay {
-    pub(crate) fn token(&self) -> u64 {
-        self.next_token.fetch_add(1, Ordering::Relaxed)
-    }
-
     pub(crate) fn add_drain(&self, node: String, token: u64, task: AbortHandle) {
         if let Some(old) = lock(&self.drains).insert((node, token), task) {
             old.abort();
@@ -49,11 +45,17 @@ impl Relay {
         lock(&self.drains).remove(&(node.to_owned(), token));
     }
 
-    /// A standalone stream followed under `token`: the receiver fires when it must end.
-    pub(crate) fn follow(&self, token: u64) -> oneshot::Receiver<()> {
+    /// A standalone stream to be followed under a new token, registered before its holder is
+    /// asked (whose answer to another reader may come at once); forgotten unless kept.
+    pub(crate) fn follow(&self) -> Registered<'_> {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.follows).insert(token, tx);
-        rx
+        Registered {
+            relay: self,
+            token,
+            moved: Some(rx),
+        }
     }
 
     /// Ends the follow of `token`, if it is still on.
@@ -65,5 +67,29 @@ impl Relay {
 
     pub(crate) fn unfollow(&self, token: u64) {
         lock(&self.follows).remove(&token);
+    }
+}
+
+/// A follow registered with [`Relay::follow`]: its token, and what fires when the holder says
+/// the stream moved to another reader. Dropped without [`keep`](Registered::keep), it is
+/// forgotten.
+pub(crate) struct Registered<'a> {
+    relay: &'a Relay,
+    pub(crate) token: u64,
+    moved: Option<oneshot::Receiver<()>>,
+}
+
+impl Registered<'_> {
+    pub(crate) fn keep(mut self) -> (u64, oneshot::Receiver<()>) {
+        let moved = self.moved.take().expect("kept once");
+        (self.token, moved)
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        if self.moved.is_some() {
+            self.relay.unfollow(self.token);
+        }
     }
 }

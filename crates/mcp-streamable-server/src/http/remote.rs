@@ -227,9 +227,9 @@ pub(crate) async fn get(
         Some(after) => judge(&server.ctx, id, after, &mut prelude).await?,
         None => 0,
     };
-    let mut token = None;
+    let mut moved = None;
     if stream == STANDALONE {
-        let t = server.relay.token();
+        let registered = server.relay.follow();
         let Some(cluster) = &config.cluster else {
             return Err(Error::SessionNotFound.into());
         };
@@ -237,7 +237,7 @@ pub(crate) async fn get(
             session: id.to_owned(),
             owner: owner(&request).map(|o| o.as_str().to_owned()),
             node: cluster.node().to_owned(),
-            token: t,
+            token: registered.token,
         };
         match forward(server, node, &envelope).await? {
             Err(why) => return Ok(Hop::Unreachable(why)),
@@ -254,7 +254,7 @@ pub(crate) async fn get(
             Ok(Answer::Standalone { .. }) => {}
             Ok(_) => return Err(unexpected(node)),
         }
-        token = Some(t);
+        moved = Some(registered.keep());
     }
     let mut follow = Follow::new(
         Arc::clone(server),
@@ -265,8 +265,8 @@ pub(crate) async fn get(
         request,
     )
     .ok_or_else(|| unexpected(node))?;
-    if let Some(token) = token {
-        follow.until_moved(token);
+    if let Some(moved) = moved {
+        follow.until_moved(moved);
     }
     Ok(Hop::Answered(sse(follow, prelude, id)))
 }
