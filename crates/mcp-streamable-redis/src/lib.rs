@@ -103,7 +103,7 @@
 //!   is full, and after the [forward timeout](Options::forward_timeout) when it does not answer.
 //!
 //! # Features
-//! - `testing`: [`testing::RedisServer`], a throwaway `redis-server` for tests.
+//! - `testing`: `testing::RedisServer`, a throwaway `redis-server` for tests.
 
 #![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
