@@ -76,12 +76,50 @@ fn doc() -> Result<()> {
 /// developer runs `cargo xtask ci` before committing; CI's clone is clean anyway).
 fn package() -> Result<()> {
     let crates = library_crates()?;
+    forget_extracted(&crates)?;
     // Every feature, so that the facade is verified with the crates it re-exports.
     let mut args = vec!["package", "--allow-dirty", "--all-features"];
     for name in &crates {
         args.extend(["-p", name.as_str()]);
     }
     cmd::run(&mut cmd::cargo(&args))
+}
+
+/// Cargo unpacks each tarball of the verification's local registry overlay once, into
+/// `$CARGO_HOME/registry/src/<registry>/NAME-VERSION`, and a later run from the same checkout
+/// reuses that directory even when the tarball changed: a crate is then verified against
+/// another workspace crate's old sources, and fails to build. Removes our crates' unpacked
+/// copies first (a crates.io crate of the same name would just be unpacked again).
+fn forget_extracted(crates: &[String]) -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+    let Some(home) = home else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        let Ok(entries) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if is_unpacked_copy(&entry.file_name().to_string_lossy(), crates) {
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `dir` (`NAME-VERSION`) is an unpacked copy of one of `crates`.
+fn is_unpacked_copy(dir: &str, crates: &[String]) -> bool {
+    crates.iter().any(|name| {
+        dir.strip_prefix(name.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+    })
 }
 
 /// The names of the library crates: the directories under `crates/` with a manifest.
@@ -203,6 +241,16 @@ fn summary(passed: &[(&str, Duration)], skipped: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_our_crates_unpacked_copies_are_forgotten() {
+        let ours = ["mcp-sse".to_owned(), "mcp-streamable-http".to_owned()];
+        assert!(is_unpacked_copy("mcp-sse-0.1.0", &ours));
+        assert!(is_unpacked_copy("mcp-streamable-http-0.1.0", &ours));
+        assert!(!is_unpacked_copy("mcp-sse-extra-0.1.0", &ours));
+        assert!(!is_unpacked_copy("mcp-streamable-http-body-1.0.0", &ours));
+        assert!(!is_unpacked_copy("serde-1.0.0", &ours));
+    }
 
     fn args(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()
