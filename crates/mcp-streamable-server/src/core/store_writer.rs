@@ -77,10 +77,12 @@ impl Session {
 }
 
 async fn write(store: &dyn EventStore, session: &Session, op: StoreOp) {
+    // Nodes following the stream from the store learn of what they read: an event, or the
+    // stream's end; a stream's opening gives them nothing to read.
+    let readable = matches!(op, StoreOp::Append { .. } | StoreOp::Finished { .. });
     let stream = op.stream();
     write_op(store, session, op).await;
-    // Nodes following the stream from the store learn of the write.
-    if let Some(cluster) = &session.ctx.config.cluster {
+    if readable && let Some(cluster) = &session.ctx.config.cluster {
         cluster.written(&session.id, stream).await;
     }
 }
