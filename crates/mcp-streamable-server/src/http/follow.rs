@@ -142,15 +142,7 @@ impl Follow {
         let Some(left) = &mut self.responses_left else {
             return false;
         };
-        let responses = events
-            .iter()
-            .filter(|e| {
-                matches!(
-                    mcp_jsonrpc::parse(&e.message),
-                    Ok(mcp_jsonrpc::Body::Single(mcp_jsonrpc::Message::Response(_)))
-                )
-            })
-            .count();
+        let responses = events.iter().filter(|e| is_response(&e.message)).count();
         *left = left.saturating_sub(responses);
         *left == 0
     }
@@ -264,6 +256,14 @@ impl Follow {
             tracing::debug!(error = %err, holder = self.holder, "could not tell the holder a standalone stream's client left");
         }
     }
+}
+
+/// Whether a stored message is a response (to a request of the client's).
+pub(crate) fn is_response(message: &[u8]) -> bool {
+    matches!(
+        mcp_jsonrpc::parse(message),
+        Ok(mcp_jsonrpc::Body::Single(mcp_jsonrpc::Message::Response(_)))
+    )
 }
 
 enum Waited {

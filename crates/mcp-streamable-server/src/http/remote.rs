@@ -19,7 +19,7 @@ use crate::http::body::{frame, replayed, write_priming};
 use crate::http::checks::owner;
 use crate::http::envelope::{Answer, Envelope, Parts};
 use crate::http::error::{Kind, Reject};
-use crate::http::follow::{Follow, Step};
+use crate::http::follow::{Follow, Step, is_response};
 use crate::http::reply;
 use crate::http::response_body::ResponseBody;
 use crate::protocol::EventId;
@@ -89,6 +89,11 @@ pub(crate) async fn relocate(tries: &mut usize, node: &str, why: &str) -> Result
     Ok(())
 }
 
+/// The key of the request's owner (S7, A4), as an envelope carries it to the holder.
+fn owner_key(request: &http::request::Parts) -> Option<String> {
+    owner(request).map(|o| o.as_str().to_owned())
+}
+
 /// Hands `envelope` to `node`; its refusal is this request's.
 async fn forward(
     server: &Server,
@@ -127,7 +132,7 @@ pub(crate) async fn post(
         .map_err(|e| Reject::new(Kind::Internal, format!("body not re-encoded: {e}")))?;
     let envelope = Envelope::Post {
         session: id.to_owned(),
-        owner: owner(&request).map(|o| o.as_str().to_owned()),
+        owner: owner_key(&request),
         version: version.map(str::to_owned),
         body: raw,
         parts: Parts::of(&request),
@@ -180,12 +185,7 @@ async fn json(mut follow: Follow, is_batch: bool) -> Result<Response<ResponseBod
             Step::End => break,
         }
     }
-    let all_responses = events.iter().all(|e| {
-        matches!(
-            mcp_jsonrpc::parse(&e.message),
-            Ok(Body::Single(Message::Response(_)))
-        )
-    });
+    let all_responses = events.iter().all(|e| is_response(&e.message));
     if events.is_empty() {
         return Err(Error::SessionNotFound.into());
     }
@@ -235,7 +235,7 @@ pub(crate) async fn get(
         };
         let envelope = Envelope::Standalone {
             session: id.to_owned(),
-            owner: owner(&request).map(|o| o.as_str().to_owned()),
+            owner: owner_key(&request),
             node: cluster.node().to_owned(),
             token: registered.token,
         };
@@ -311,7 +311,7 @@ pub(crate) async fn delete(
 ) -> Result<Hop, Reject> {
     let envelope = Envelope::Delete {
         session: id.to_owned(),
-        owner: owner(request).map(|o| o.as_str().to_owned()),
+        owner: owner_key(request),
     };
     match forward(server, node, &envelope).await? {
         Err(why) => Ok(Hop::Unreachable(why)),
