@@ -218,12 +218,11 @@ impl Error {
     /// timed out), so nothing was sent.
     pub(crate) fn is_unreachable(&self) -> bool {
         matches!(self.inner.kind, Kind::Http)
-            && self
-                .inner
-                .source
-                .as_deref()
-                .and_then(|s| s.downcast_ref::<hyper_util::client::legacy::Error>())
-                .is_some_and(hyper_util::client::legacy::Error::is_connect)
+            && self.inner.source.as_deref().is_some_and(|s| {
+                s.is::<ConnectFailed>()
+                    || s.downcast_ref::<hyper_util::client::legacy::Error>()
+                        .is_some_and(hyper_util::client::legacy::Error::is_connect)
+            })
     }
 
     /// The kind of [`mcp_transport::Error`] this error is reported as: the one place that maps
@@ -330,6 +329,22 @@ impl std::error::Error for Error {
             .source
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Opening a connection to the server failed (refused, no route, timed out): nothing was sent.
+#[derive(Debug)]
+pub(crate) struct ConnectFailed(pub(crate) BoxError);
+
+impl fmt::Display for ConnectFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("connecting to the server failed")
+    }
+}
+
+impl std::error::Error for ConnectFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
     }
 }
 

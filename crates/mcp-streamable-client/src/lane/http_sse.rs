@@ -10,14 +10,14 @@ use bytes::Bytes;
 use http::Uri;
 use http::uri::PathAndQuery;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+
 use mcp_jsonrpc::{Id, Message};
 use mcp_sse::Scanner;
 
 use crate::error::{Deadline, Error, HttpSseFailure, Kind};
 use crate::headers::{self, Format};
 use crate::state::{HttpSse, Inner};
-use crate::wire::{Call, NO_SESSION};
+use crate::wire::{Body, Call, NO_SESSION};
 
 /// The event naming the URL to post to.
 const ENDPOINT_EVENT: &str = "endpoint";
@@ -80,7 +80,7 @@ pub(crate) async fn fallback(inner: &Arc<Inner>, post_error: Error) -> Result<Ar
 }
 
 /// Reads the stream up to the `endpoint` event, returning its data.
-async fn endpoint_event(body: &mut Incoming, scanner: &mut Scanner) -> Result<String, Error> {
+async fn endpoint_event(body: &mut Body, scanner: &mut Scanner) -> Result<String, Error> {
     loop {
         while let Some(event) = scanner.next_event().map_err(|e| {
             Error::new(Kind::TooLarge {
@@ -147,7 +147,7 @@ pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, Error> {
 async fn read_stream(
     inner: Arc<Inner>,
     http_sse: Arc<HttpSse>,
-    mut body: Incoming,
+    mut body: Body,
     mut scanner: Scanner,
 ) {
     let mut shutdown = inner.shutdown_signal();

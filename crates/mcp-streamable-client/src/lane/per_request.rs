@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
+
 use mcp_jsonrpc::{ErrorObject, Id, Notification, Request};
 use mcp_streamable_protocol::ProtocolVersion;
 use mcp_streamable_protocol::codes::UNSUPPORTED_PROTOCOL_VERSION;
@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::read::{self, Recovery, Resend, Tracker};
 use crate::shape::{self, Choice, MetaHeaders};
 use crate::state::{Entry, Inner};
-use crate::wire::{Answer, NO_SESSION};
+use crate::wire::{Answer, Body, NO_SESSION};
 
 /// How a request's `_meta` is made.
 #[derive(Debug)]
@@ -147,7 +147,7 @@ async fn deliver_refusal(inner: &Inner, id: Id, error: ErrorObject) {
 /// cancellation or the end of the connection.
 fn read_reply(
     inner: &Arc<Inner>,
-    response: Response<Incoming>,
+    response: Response<Body>,
     sent: Request,
     meta: MetaHeaders,
     mut ticket: Ticket,

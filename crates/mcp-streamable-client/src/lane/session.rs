@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Response;
-use hyper::body::Incoming;
+
 use mcp_jsonrpc::{Id, Message, Notification, Request};
 use mcp_streamable_protocol::ProtocolVersion;
 use mcp_streamable_protocol::headers::MCP_SESSION_ID;
@@ -18,7 +18,7 @@ use crate::lane::http_sse;
 use crate::read::{self, SseStream, Tracker};
 use crate::shape::Identity;
 use crate::state::{INITIALIZED, Inner, Mode};
-use crate::wire::{Call, NO_SESSION, SessionHeaders};
+use crate::wire::{Body, Call, NO_SESSION, SessionHeaders};
 
 /// Sends `initialize`, which starts a new session: the messages sent meanwhile wait for its
 /// answer's session id.
@@ -60,7 +60,7 @@ fn fallback_applies(inner: &Inner, error: &Error) -> bool {
 }
 
 /// Takes the session id from the answer to `initialize`.
-fn adopt_session(inner: &Inner, response: &Response<Incoming>) -> SessionHeaders {
+fn adopt_session(inner: &Inner, response: &Response<Body>) -> SessionHeaders {
     let id = response.headers().get(MCP_SESSION_ID).cloned();
     tracing::debug!(session_id = ?id, "session started");
     let mut session = inner.session();
@@ -196,7 +196,7 @@ async fn post(
     inner: &Inner,
     session: &SessionHeaders,
     body: Bytes,
-) -> Result<Response<Incoming>, Error> {
+) -> Result<Response<Body>, Error> {
     let config = inner.config();
     inner
         .http

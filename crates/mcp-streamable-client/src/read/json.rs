@@ -3,18 +3,17 @@
 use std::sync::Arc;
 
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::Incoming;
 
 use crate::error::{Error, Kind};
 use crate::read::tracker::Tracker;
 use crate::state::Inner;
-use crate::wire::SessionHeaders;
+use crate::wire::{Body, SessionHeaders};
 
 /// Reads a JSON reply: one message or an array of them, bounded in size and time.
 pub(crate) async fn read(
     inner: Arc<Inner>,
     session: SessionHeaders,
-    body: Incoming,
+    body: Body,
     mut tracker: Tracker,
 ) {
     let limit = inner.config().max_event_size;

@@ -15,12 +15,11 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 
 use crate::error::{Error, Kind};
 use crate::headers::{self, Format};
 use crate::state::Inner;
-use crate::wire::SessionHeaders;
+use crate::wire::{Body, SessionHeaders};
 
 pub(crate) use recovery::{Recovery, Resend};
 pub(crate) use sse::SseStream;
@@ -34,7 +33,7 @@ pub(crate) type Reading = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// that has already come whole is read at once instead). A broken stream is resumed (C4).
 pub(crate) fn accept(
     inner: &Arc<Inner>,
-    response: Response<Incoming>,
+    response: Response<Body>,
     session: SessionHeaders,
     tracker: Tracker,
 ) -> Result<(), Error> {
@@ -45,9 +44,12 @@ pub(crate) fn accept(
         }
         return Ok(());
     }
-    let json = headers::format(response.headers()) == Format::Json;
+    // A body read from a pooled connection is read here as far as it has come: the sender's
+    // task has read what came with the head.
+    let inline =
+        headers::format(response.headers()) == Format::Json || response.body().drives_connection();
     if let Some(reading) = reader(inner, response, session, tracker, Recovery::Resume)? {
-        if json {
+        if inline {
             run_or_spawn(reading);
         } else {
             tokio::spawn(reading);
@@ -58,7 +60,8 @@ pub(crate) fn accept(
 
 /// Runs `reading` here until it would wait, and gives it a task of its own only then. A JSON
 /// reply has usually come whole with its headers (its connection's task read the body with
-/// them), so it is read and delivered at once, without a task spawned per reply; an SSE stream
+/// them), as has a short SSE reply on a pooled connection, so it is read and delivered at once,
+/// without a task spawned per reply. An SSE stream on a connection driven by hyper-util's task
 /// goes on after its first event, and is spawned at once instead.
 fn run_or_spawn(mut reading: Reading) {
     // A future that returns pending has registered its waker, here a no-op one: the task
@@ -72,7 +75,7 @@ fn run_or_spawn(mut reading: Reading) {
 /// read (a notification or response answered with some other success).
 pub(crate) fn reader(
     inner: &Arc<Inner>,
-    response: Response<Incoming>,
+    response: Response<Body>,
     session: SessionHeaders,
     tracker: Tracker,
     recovery: Recovery,

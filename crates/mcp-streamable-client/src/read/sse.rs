@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use http::{HeaderValue, StatusCode};
 use http_body_util::BodyExt;
-use hyper::body::{Frame, Incoming};
+use hyper::body::Frame;
 use mcp_jsonrpc::Message;
 use mcp_sse::{Event, Scanner};
 use tokio::sync::watch;
@@ -21,7 +21,7 @@ use crate::read::silence::Silence;
 use crate::read::tracker::Tracker;
 use crate::reconnect::Budget;
 use crate::state::Inner;
-use crate::wire::{Answer, Call, SessionHeaders};
+use crate::wire::{Answer, Body, Call, SessionHeaders};
 
 /// One logical SSE stream, across the connections that carry it.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ impl SseStream {
 
     /// Reads the stream from `first` (a POST's body), or from a GET of its own (the standalone
     /// stream), reconnecting until it is over.
-    pub(crate) async fn run(mut self: Box<Self>, first: Option<Incoming>) {
+    pub(crate) async fn run(mut self: Box<Self>, first: Option<Body>) {
         let Some(first) = first else {
             return Box::pin(self.reconnect(None, false)).await;
         };
@@ -231,7 +231,7 @@ impl SseStream {
     /// Reads the stream of a per-request request (M7). Such a stream is not resumable: when it
     /// ends before the response, the request is sent again under a new id, after the
     /// reconnection policy's backoff and within its budget, until a reply carries the response.
-    async fn run_resending(mut self: Box<Self>, first: Incoming) {
+    async fn run_resending(mut self: Box<Self>, first: Body) {
         let mut shutdown = self.inner.shutdown_signal();
         let mut body = first;
         loop {
@@ -256,7 +256,7 @@ impl SseStream {
 
     /// Sends the request again until an answer opens a new stream (`Some`), or the request is
     /// over: answered, refused, given up, or the connection closed (`None`).
-    async fn resend(&mut self, shutdown: &mut watch::Receiver<bool>) -> Option<Incoming> {
+    async fn resend(&mut self, shutdown: &mut watch::Receiver<bool>) -> Option<Body> {
         loop {
             let Some(attempt) = self.budget.take() else {
                 let reason = format!(
@@ -314,10 +314,7 @@ impl SseStream {
         }
     }
 
-    async fn get(
-        &self,
-        last_event_id: Option<HeaderValue>,
-    ) -> Result<http::Response<Incoming>, Error> {
+    async fn get(&self, last_event_id: Option<HeaderValue>) -> Result<http::Response<Body>, Error> {
         let config = self.inner.config();
         let call = Call::get(config, &config.url, &self.session, last_event_id);
         self.inner.http.execute(&call).await
@@ -337,7 +334,7 @@ impl SseStream {
     }
 
     /// Reads one connection of the stream to its end.
-    async fn read(&mut self, mut body: Incoming, shutdown: &mut watch::Receiver<bool>) -> Read {
+    async fn read(&mut self, mut body: Body, shutdown: &mut watch::Receiver<bool>) -> Read {
         let mut silence = Silence::new(self.inner.config().sse_idle_timeout);
         let timer = silence.timer();
         tokio::pin!(timer);
@@ -400,10 +397,13 @@ impl SseStream {
                 }
             }
             if self.held.is_some() {
-                // The server ends a POST's stream after its response: once the connection's
-                // task has read that end, the connection goes back to the pool before the
-                // caller, woken by the response, sends its next request on another.
-                tokio::task::yield_now().await;
+                // The server ends a POST's stream after its response: once that end is read,
+                // the connection goes back to the pool before the caller, woken by the
+                // response, sends its next request on another. A pooled body reads it here;
+                // hyper-util's connection task reads it once this task lets it run.
+                if !body.drives_connection() {
+                    tokio::task::yield_now().await;
+                }
                 ahead = body.frame().now_or_never().map(data_of);
                 if !self.release().await {
                     return Read::Stop;

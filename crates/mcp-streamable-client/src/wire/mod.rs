@@ -1,7 +1,13 @@
-//! The HTTP layer: the pooled hyper client, building requests, authorization and status checks,
+//! The HTTP layer: the connection pools, building requests, authorization and status checks,
 //! and sending again a request that met a stale keep-alive connection.
+//!
+//! Plain HTTP/1.1 requests to the configured endpoint go through [`Pool`], whose connections
+//! are driven by the tasks that use them; everything else (`https`, which may negotiate
+//! HTTP/2, HTTP/2 by prior knowledge, another origin) through hyper-util's pooled client.
 
+mod body;
 mod call;
+mod pool;
 mod stale;
 
 use std::fmt;
@@ -9,9 +15,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, WWW_AUTHENTICATE};
-use http::{Request, Response, StatusCode};
+use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -25,8 +30,10 @@ use crate::config::Config;
 use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
 use crate::headers::JSON;
 use crate::shape::{self, MetaHeaders};
+use pool::Pool;
 use stale::Counting;
 
+pub(crate) use body::Body;
 pub(crate) use call::{Call, NO_SESSION, SessionHeaders};
 
 #[cfg(feature = "rustls")]
@@ -48,7 +55,7 @@ const MAX_REFUSAL_BODY: usize = 64 * 1024;
 #[derive(Debug)]
 pub(crate) enum Answer {
     /// A success status; the body is still to read.
-    Success(Response<Incoming>),
+    Success(Response<Body>),
     /// A 400 or 404 whose body is a JSON-RPC error response: the request's answer.
     Refused {
         status: StatusCode,
@@ -69,8 +76,12 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
 const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const TCP_KEEPALIVE_RETRIES: u32 = 3;
 
-/// The pooled HTTP client and the configuration it serves.
+/// The connection pools and the configuration they serve.
 pub(crate) struct Http {
+    /// Plain HTTP/1.1 connections to the configured endpoint's origin, when it is `http` and
+    /// not HTTP/2 by prior knowledge.
+    pool: Option<Pool>,
+    /// hyper-util's pooled client, for the rest.
     client: PooledClient<Connector, Full<Bytes>>,
     /// The same, without a pool: every request gets a connection of its own. A request that met
     /// a stale pooled connection is sent again through it.
@@ -101,6 +112,8 @@ impl Http {
         http.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
         http.set_connect_timeout(Some(config.connect_timeout));
         http.enforce_http(false);
+        let pool = (config.url.scheme_str() == Some("http") && !config.http2_prior_knowledge)
+            .then(|| Pool::new(Counting(http.clone()), config.url.clone()));
         #[cfg(feature = "rustls")]
         let connector = {
             let tls = match tls {
@@ -123,6 +136,7 @@ impl Http {
         let client = builder.build(connector.clone());
         let fresh = builder.pool_max_idle_per_host(0).build(connector);
         Ok(Http {
+            pool,
             client,
             fresh,
             host: host_header(&config),
@@ -133,20 +147,25 @@ impl Http {
     /// Makes the request: asks the auth provider for a header, retries after a 401 and after a
     /// 403 `insufficient_scope` (once each) with a fresh one, and turns a status other than a
     /// success into an error holding the status and the start of the body (C7, C9).
-    pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
+    pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Body>, Error> {
         let response = self.exchange(call).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let expired = status == StatusCode::NOT_FOUND && call.session.id.is_some();
-        let body = error_body(response.into_body(), ERROR_BODY_PREFIX, call.timeout).await;
-        Err(Error::from_status(status, error_text(&body), expired))
+        // Boxed, as rare: its state would enlarge every request's.
+        let body = Box::pin(error_body(
+            response.into_body(),
+            ERROR_BODY_PREFIX,
+            call.timeout,
+        ));
+        Err(Error::from_status(status, error_text(&body.await), expired))
     }
 
     /// Makes the request as [`execute`](Http::execute) does, but returns the answer whatever its
     /// status, for callers that read the body of a failure themselves.
-    pub(crate) async fn exchange(&self, call: &Call<'_>) -> Result<Response<Incoming>, Error> {
+    pub(crate) async fn exchange(&self, call: &Call<'_>) -> Result<Response<Body>, Error> {
         let mut auth = self.authorization(AuthContext::default()).await?;
         // One retry after a 401 and one after a 403 `insufficient_scope`: a token granted after
         // the 401 may still lack a scope.
@@ -185,16 +204,38 @@ impl Http {
         &self,
         call: &Call<'_>,
         auth: Option<&HeaderValue>,
-    ) -> Result<Response<Incoming>, Error> {
-        match self.client.request(self.request(call, auth)?).await {
-            Ok(response) => Ok(response),
+    ) -> Result<Response<Body>, Error> {
+        if let Some(pool) = self.pool.as_ref().filter(|_| self.pools(call.uri)) {
+            let (response, lease) = pool.send(|| self.request(call, auth, true)).await?;
+            return Ok(response.map(|body| Body::pooled(body, lease)));
+        }
+        // Boxed: its state would enlarge every request's.
+        Box::pin(self.send_through_client(call, auth)).await
+    }
+
+    /// Sends the request through hyper-util's client.
+    async fn send_through_client(
+        &self,
+        call: &Call<'_>,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Response<Body>, Error> {
+        match self.client.request(self.request(call, auth, false)?).await {
+            Ok(response) => Ok(response.map(Body::new)),
             Err(e) if stale::met_stale_connection(&e) => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a fresh one");
-                let again = self.fresh.request(self.request(call, auth)?).await;
-                again.map_err(|e| Error::new(Kind::Http).with(e))
+                let again = self.fresh.request(self.request(call, auth, false)?).await;
+                again
+                    .map(|response| response.map(Body::new))
+                    .map_err(|e| Error::new(Kind::Http).with(e))
             }
             Err(e) => Err(Error::new(Kind::Http).with(e)),
         }
+    }
+
+    /// Whether a request to `uri` goes through [`Pool`]: it has the configured endpoint's
+    /// origin.
+    fn pools(&self, uri: &Uri) -> bool {
+        uri.scheme() == self.config.url.scheme() && uri.authority() == self.config.url.authority()
     }
 
     /// POSTs one per-request message's bytes with its headers (M7): no session id, no
@@ -233,14 +274,23 @@ impl Http {
         }
     }
 
+    /// The request `call` describes; with the URI in origin form (its path and query) when it
+    /// goes `direct`ly on a connection of the [`Pool`], which, unlike hyper-util's client, sends
+    /// the URI as it is given.
     fn request(
         &self,
         call: &Call<'_>,
         auth: Option<&HeaderValue>,
+        direct: bool,
     ) -> Result<Request<Full<Bytes>>, Error> {
+        let uri = match call.uri.path_and_query() {
+            Some(path) if direct => Uri::from(path.clone()),
+            None if direct => Uri::from_static("/"),
+            _ => call.uri.clone(),
+        };
         let mut request = Request::builder()
             .method(call.method.clone())
-            .uri(call.uri.clone())
+            .uri(uri)
             .body(Full::new(call.body.clone().unwrap_or_default()))
             .map_err(|e| Error::new(Kind::Builder).with(e))?;
         let headers = request.headers_mut();
@@ -298,7 +348,7 @@ fn host_header(config: &Config) -> Option<HeaderValue> {
 
 /// The first `limit` bytes of an error answer's body, read for at most `timeout` (and never
 /// longer than [`ERROR_BODY_TIMEOUT`]): a body that does not come in time leaves what was read.
-pub(crate) async fn error_body(mut body: Incoming, limit: usize, timeout: Duration) -> Vec<u8> {
+pub(crate) async fn error_body(mut body: Body, limit: usize, timeout: Duration) -> Vec<u8> {
     let mut buf = Vec::new();
     let read = async {
         while buf.len() < limit {
@@ -366,7 +416,7 @@ mod tls {
 /// The status of an answer that refuses the authorization sent, so the provider may offer
 /// another: 401, or 403 with `error="insufficient_scope"` in its challenge, which asks for a
 /// token with more scope (RFC 6750, section 3.1; the MCP authorization spec's step-up).
-fn refusal_of_authorization(response: &Response<Incoming>) -> Option<StatusCode> {
+fn refusal_of_authorization(response: &Response<Body>) -> Option<StatusCode> {
     let refused = match response.status() {
         StatusCode::UNAUTHORIZED => true,
         StatusCode::FORBIDDEN => response

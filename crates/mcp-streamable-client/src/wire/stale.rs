@@ -38,7 +38,7 @@ pub(crate) struct Tally {
 impl Tally {
     /// Whether a request that failed on this connection met a stale keep-alive connection: the
     /// connection carried an earlier exchange, and not a byte of this one's response came back.
-    fn is_stale(&self) -> bool {
+    pub(crate) fn is_stale(&self) -> bool {
         self.exchanges.load(Ordering::Acquire) >= 2 && self.read.load(Ordering::Acquire) == 0
     }
 }
@@ -126,6 +126,11 @@ impl AsyncWrite for Counted {
 }
 
 impl Counted {
+    /// The tally of this connection.
+    pub(crate) fn tally(&self) -> Arc<Tally> {
+        self.tally.clone()
+    }
+
     fn new(io: TokioIo<TcpStream>) -> TokioIo<Counted> {
         TokioIo::new(Counted {
             tcp: io.into_inner(),

@@ -248,6 +248,23 @@ async fn every_request_names_its_host() {
 }
 
 #[tokio::test]
+async fn every_request_targets_the_path_and_query_alone() {
+    let server = Fake::start(|req| async move { fake::standard(&req) }).await;
+    let url = format!("{}?tenant=a", server.url);
+    let mut conn = connect(builder(&url).standalone_stream(false)).await;
+    handshake(&mut conn).await;
+    let log = server.requests();
+    assert_eq!(log.len(), 2);
+    for req in &log {
+        // The origin form of HTTP/1.1 (RFC 9112, 3.2.1), as hyper-util's client sends it.
+        assert_eq!(req.uri.scheme(), None, "{req:?}");
+        assert_eq!(req.uri.authority(), None, "{req:?}");
+        assert_eq!(req.uri.path(), "/mcp");
+        assert_eq!(req.uri.query(), Some("tenant=a"));
+    }
+}
+
+#[tokio::test]
 async fn c2_a_callers_connection_is_back_in_the_pool_before_its_response() {
     let server = Fake::start(|req| async move {
         if req.is_post("ping") {
