@@ -33,11 +33,35 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
         span.record("id", tracing::field::display(id));
     }
     let mut shutdown = inner.shutdown_signal();
-    let work = dispatch(inner, message);
+    let work = async {
+        if goes_in_session(inner, &message) {
+            session::in_session(inner, message).await
+        } else {
+            // Boxed: finding the lane holds every lane's state, which would enlarge the
+            // future of every message, and each caller's copy of it.
+            Box::pin(dispatch(inner, message)).await
+        }
+    };
     tokio::select! {
         biased;
         _ = shutdown.wait_for(|closed| *closed) => Err(Error::new(Kind::Closed)),
         result = work.instrument(span) => result,
+    }
+}
+
+/// Whether `message` is a request or a response that goes in the connection's running session,
+/// as most do once one runs: the way [`dispatch`] would send it, found without its state.
+fn goes_in_session(inner: &Inner, message: &Message) -> bool {
+    if !matches!(lane(inner), Lane::Session) {
+        return false;
+    }
+    match message {
+        Message::Request(request) => {
+            request.method != INITIALIZE
+                && shape::declared_version(request.params.as_deref()).is_none()
+        }
+        Message::Response(_) => true,
+        Message::Notification(_) => false,
     }
 }
 

@@ -84,9 +84,8 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
     let (session, response) = match post(inner, &session, body.clone()).await {
         Ok(response) => (session, response),
         Err(e) if e.is_session_expired() && inner.config().reinitialize => {
-            let fresh = Box::pin(reinitialize(inner, &session, e)).await?;
-            let response = post(inner, &fresh, body).await?;
-            (fresh, response)
+            // Boxed, as rare: its state would enlarge every message's.
+            Box::pin(post_in_new_session(inner, &session, e, body)).await?
         }
         Err(e) => return Err(e),
     };
@@ -108,6 +107,18 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
         open_standalone(inner, session);
     }
     Ok(())
+}
+
+/// Starts a new session after `expired` was answered 404 (C6), and POSTs `body` in it.
+async fn post_in_new_session(
+    inner: &Arc<Inner>,
+    expired: &SessionHeaders,
+    error: Error,
+    body: Bytes,
+) -> Result<(SessionHeaders, Response<Body>), Error> {
+    let fresh = reinitialize(inner, expired, error).await?;
+    let response = post(inner, &fresh, body).await?;
+    Ok((fresh, response))
 }
 
 /// The id of the `initialize` the transport sends for the application: a string no integer id

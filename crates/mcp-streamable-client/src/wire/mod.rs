@@ -148,7 +148,9 @@ impl Http {
     /// 403 `insufficient_scope` (once each) with a fresh one, and turns a status other than a
     /// success into an error holding the status and the start of the body (C7, C9).
     pub(crate) async fn execute(&self, call: &Call<'_>) -> Result<Response<Body>, Error> {
-        let response = self.exchange(call).await?;
+        // Boxed: every caller's future, and theirs in turn, would otherwise hold the exchange's
+        // state, over a kilobyte that each of them copies when it starts awaiting.
+        let response = Box::pin(self.exchange(call)).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -235,7 +237,16 @@ impl Http {
     /// Whether a request to `uri` goes through [`Pool`]: it has the configured endpoint's
     /// origin.
     fn pools(&self, uri: &Uri) -> bool {
-        uri.scheme() == self.config.url.scheme() && uri.authority() == self.config.url.authority()
+        self.same_origin(uri)
+    }
+
+    /// Whether `uri` has the configured endpoint's origin; at once when it is the configured
+    /// URL itself, as it is for every request but the 2024-11-05 transport's POSTs (comparing
+    /// authorities ignores case, byte by byte).
+    fn same_origin(&self, uri: &Uri) -> bool {
+        let url = &self.config.url;
+        std::ptr::eq(uri, url)
+            || (uri.scheme() == url.scheme() && uri.authority() == url.authority())
     }
 
     /// POSTs one per-request message's bytes with its headers (M7): no session id, no
@@ -295,7 +306,7 @@ impl Http {
             .map_err(|e| Error::new(Kind::Builder).with(e))?;
         let headers = request.headers_mut();
         if let Some(host) = &self.host
-            && call.uri.authority() == self.config.url.authority()
+            && self.same_origin(call.uri)
         {
             headers.insert(HOST, host.clone());
         }

@@ -54,8 +54,13 @@ pub(crate) struct Pool {
 pub(crate) struct Lease {
     send: http1::SendRequest<Full<Bytes>>,
     /// Boxed: the connection's state is large, and a lease moves with the futures of the
-    /// request and the reader of its body.
-    conn: Pin<Box<Connection>>,
+    /// request and the reader of its body, which are the smaller for it.
+    held: Box<Held>,
+}
+
+/// The connection of a [`Lease`], and what it needs to know about it.
+struct Held {
+    conn: Connection,
     /// The connection's tally, to tell a stale connection.
     tally: Arc<Tally>,
     /// The connection has ended: it is not polled again, and not reused.
@@ -84,11 +89,14 @@ impl Pool {
         let Some(mut lease) = self.checkout() else {
             return Box::pin(self.send_fresh(make()?)).await;
         };
-        match lease.exchange(make()?).await {
+        // The request is built in a statement of its own, so that no future holds its place.
+        let exchange = lease.exchange(make()?);
+        match exchange.await {
             Ok(response) => Ok((response, lease)),
-            Err(e) if e.is_canceled() || lease.tally.is_stale() => {
+            Err(e) if e.is_canceled() || lease.held.tally.is_stale() => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a new one");
-                Box::pin(self.send_fresh(make()?)).await
+                let request = make()?;
+                Box::pin(self.send_fresh(request)).await
             }
             Err(e) => Err(Error::new(Kind::Http).with(e)),
         }
@@ -100,7 +108,8 @@ impl Pool {
         request: Request<Full<Bytes>>,
     ) -> Result<(Response<Incoming>, Lease), Error> {
         let mut lease = self.connect().await?;
-        match lease.exchange(request).await {
+        let exchange = lease.exchange(request);
+        match exchange.await {
             Ok(response) => Ok((response, lease)),
             Err(e) => Err(Error::new(Kind::Http).with(e)),
         }
@@ -115,7 +124,7 @@ impl Pool {
             }
             // Polling it reads the end the server may have sent meanwhile.
             lease.drive(&mut Context::from_waker(Waker::noop()));
-            if !lease.ended && lease.send.is_ready() {
+            if !lease.held.ended && lease.send.is_ready() {
                 return Some(lease);
             }
         }
@@ -133,38 +142,43 @@ impl Pool {
             .map_err(|e| Error::new(Kind::Http).with(ConnectFailed(e.into())))?;
         Ok(Lease {
             send,
-            conn: Box::pin(conn),
-            tally,
-            ended: false,
-            home: self.idle.clone(),
+            held: Box::new(Held {
+                conn,
+                tally,
+                ended: false,
+                home: self.idle.clone(),
+            }),
         })
     }
 }
 
 impl Lease {
     /// Sends `request` and drives the connection until the head of the answer came.
-    async fn exchange(
+    ///
+    /// hyper's future of the answer holds the request until it is sent: boxed, so that the
+    /// futures of every caller above, which copy it when they start awaiting, stay small.
+    fn exchange(
         &mut self,
         request: Request<Full<Bytes>>,
-    ) -> hyper::Result<Response<Incoming>> {
-        let mut response = std::pin::pin!(self.send.send_request(request));
-        poll_fn(|cx| {
+    ) -> impl Future<Output = hyper::Result<Response<Incoming>>> + Send + '_ {
+        let mut response = Box::pin(self.send.send_request(request));
+        poll_fn(move |cx| {
             self.drive(cx);
             // Only the connection, polled just above, can complete the answer: no waker.
             response
                 .as_mut()
                 .poll(&mut Context::from_waker(Waker::noop()))
         })
-        .await
     }
 
     /// Lets the connection read and write what it can; `cx` hears when it can do more.
     pub(crate) fn drive(&mut self, cx: &mut Context<'_>) {
-        if self.ended {
+        let held = &mut *self.held;
+        if held.ended {
             return;
         }
-        if let Poll::Ready(result) = self.conn.as_mut().poll(cx) {
-            self.ended = true;
+        if let Poll::Ready(result) = Pin::new(&mut held.conn).poll(cx) {
+            held.ended = true;
             if let Err(e) = result {
                 tracing::debug!(error = %e, "connection ended");
             }
@@ -175,10 +189,10 @@ impl Lease {
     pub(crate) fn release(mut self) {
         // The connection takes the next request once polled after the end of the answer.
         self.drive(&mut Context::from_waker(Waker::noop()));
-        if self.ended {
+        if self.held.ended {
             return;
         }
-        let home = self.home.clone();
+        let home = self.held.home.clone();
         let now = Instant::now();
         let mut idle = lock(&home);
         // The oldest come first: those unused for too long are closed.
