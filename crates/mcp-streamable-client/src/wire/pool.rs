@@ -187,8 +187,11 @@ impl Lease {
 
     /// The answer was read: the connection goes back to the pool, unless it ended.
     pub(crate) fn release(mut self) {
-        // The connection takes the next request once polled after the end of the answer.
-        self.drive(&mut Context::from_waker(Waker::noop()));
+        // The connection takes the next request once polled after the end of the answer; the
+        // poll that read that end has usually done it.
+        if !self.send.is_ready() {
+            self.drive(&mut Context::from_waker(Waker::noop()));
+        }
         if self.held.ended {
             return;
         }
