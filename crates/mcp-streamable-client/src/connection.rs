@@ -40,6 +40,8 @@ pub struct ClientConnection {
     inner: Arc<Inner>,
     rx: mpsc::Receiver<Delivery>,
     rx_closed: bool,
+    /// Sees the connection close; kept rather than subscribed to anew by every `recv`.
+    shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 impl fmt::Debug for ClientConnection {
@@ -53,10 +55,12 @@ impl fmt::Debug for ClientConnection {
 impl ClientConnection {
     pub(crate) fn new(http: Arc<Http>, discovery: Arc<Discovery>) -> Self {
         let (inner, rx) = Inner::new(http, discovery);
+        let shutdown = inner.shutdown_signal();
         ClientConnection {
             inner: Arc::new(inner),
             rx,
             rx_closed: false,
+            shutdown,
         }
     }
 
@@ -116,7 +120,6 @@ impl Connection for ClientConnection {
     }
 
     async fn recv(&mut self) -> Result<Option<Message>, mcp_transport::Error> {
-        let mut shutdown = self.inner.shutdown_signal();
         loop {
             if self.rx_closed {
                 // Closed: what is queued, then the end.
@@ -125,7 +128,7 @@ impl Connection for ClientConnection {
             tokio::select! {
                 biased;
                 item = self.rx.recv() => return item.transpose(),
-                _ = shutdown.wait_for(|closed| *closed) => {
+                _ = self.shutdown.wait_for(|closed| *closed) => {
                     self.rx.close();
                     self.rx_closed = true;
                 }

@@ -80,7 +80,7 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
     if let Some(http_sse) = http_sse {
         return Box::pin(http_sse::post(inner, &http_sse, &message)).await;
     }
-    let body = Bytes::from(message.to_vec());
+    let body = encode(&message);
     let (session, response) = match post(inner, &session, body.clone()).await {
         Ok(response) => (session, response),
         Err(e) if e.is_session_expired() && inner.config().reinitialize => {
@@ -107,6 +107,19 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
         open_standalone(inner, session);
     }
     Ok(())
+}
+
+/// The JSON of `message`, in a buffer allocated once: most of a message is its params, and the
+/// 128 bytes the encoder starts with would be grown for a typical `tools/call`.
+fn encode(message: &Message) -> Bytes {
+    let params = match message {
+        Message::Request(request) => request.params.as_deref(),
+        Message::Notification(notification) => notification.params.as_deref(),
+        Message::Response(_) => None,
+    };
+    let mut buf = Vec::with_capacity(128 + params.map_or(0, |p| p.get().len()));
+    message.encode(&mut buf);
+    Bytes::from(buf)
 }
 
 /// Starts a new session after `expired` was answered 404 (C6), and POSTs `body` in it.
