@@ -9,7 +9,8 @@
 //! connection's [`Connected`] info and nothing more. This module counts, per connection, the
 //! exchanges started and the bytes read since the current one started, and hands the count to
 //! hyper-util as a connection extra, so that the failure tells whether the request met a stale
-//! connection.
+//! connection. The client's own [`Pool`](super::pool::Pool) reads the same count from the
+//! connections it leases.
 
 use std::io;
 use std::pin::Pin;
