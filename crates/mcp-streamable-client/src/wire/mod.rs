@@ -221,11 +221,11 @@ impl Http {
         call: &Call<'_>,
         auth: Option<&HeaderValue>,
     ) -> Result<Response<Body>, Error> {
-        match self.client.request(self.request(call, auth, false)?).await {
+        match self.client.request(self.request(call, auth, false)).await {
             Ok(response) => Ok(response.map(Body::new)),
             Err(e) if stale::met_stale_connection(&e) => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a fresh one");
-                let again = self.fresh.request(self.request(call, auth, false)?).await;
+                let again = self.fresh.request(self.request(call, auth, false)).await;
                 again
                     .map(|response| response.map(Body::new))
                     .map_err(|e| Error::new(Kind::Http).with(e))
@@ -293,17 +293,17 @@ impl Http {
         call: &Call<'_>,
         auth: Option<&HeaderValue>,
         direct: bool,
-    ) -> Result<Request<Full<Bytes>>, Error> {
+    ) -> Request<Full<Bytes>> {
         let uri = match call.uri.path_and_query() {
             Some(path) if direct => Uri::from(path.clone()),
             None if direct => Uri::from_static("/"),
             _ => call.uri.clone(),
         };
-        let mut request = Request::builder()
-            .method(call.method.clone())
-            .uri(uri)
-            .body(Full::new(call.body.clone().unwrap_or_default()))
-            .map_err(|e| Error::new(Kind::Builder).with(e))?;
+        // Built in place rather than through `Request::builder`, which moves the request's
+        // parts at each step.
+        let mut request = Request::new(Full::new(call.body.clone().unwrap_or_default()));
+        *request.method_mut() = call.method.clone();
+        *request.uri_mut() = uri;
         let headers = request.headers_mut();
         if let Some(host) = &self.host
             && self.same_origin(call.uri)
@@ -337,7 +337,7 @@ impl Http {
         if let Some(last) = &call.last_event_id {
             headers.insert(LAST_EVENT_ID, last.clone());
         }
-        Ok(request)
+        request
     }
 }
 

@@ -10,10 +10,10 @@
 //! (when the whole answer came at once, the sender's task reads it all). The lease goes back to
 //! the pool as soon as the body is done, before its last frame is handed on.
 //!
-//! A connection the server closed while it sat in the pool is found out when it is next taken
-//! (polling it ends it), or when a request written on it gets no byte back: that request is
-//! sent once more on a new connection (RFC 9112, section 9.3.1.1), as [`stale`](super::stale)
-//! tells.
+//! A connection the server closed while it sat in the pool is found out by the first poll of
+//! the next request on it, which reads before it writes (the request is then canceled), or when
+//! a request written on it gets no byte back: either way the request is sent once more on a new
+//! connection (RFC 9112, section 9.3.1.1), as [`stale`](super::stale) tells.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -83,19 +83,19 @@ impl Pool {
     /// the connection, which its body needs to be read.
     pub(crate) async fn send(
         &self,
-        make: impl Fn() -> Result<Request<Full<Bytes>>, Error>,
+        make: impl Fn() -> Request<Full<Bytes>>,
     ) -> Result<(Response<Incoming>, Lease), Error> {
         // Connecting is boxed, as rare: its state would enlarge every request's.
         let Some(mut lease) = self.checkout() else {
-            return Box::pin(self.send_fresh(make()?)).await;
+            return Box::pin(self.send_fresh(make())).await;
         };
         // The request is built in a statement of its own, so that no future holds its place.
-        let exchange = lease.exchange(make()?);
+        let exchange = lease.exchange(make());
         match exchange.await {
             Ok(response) => Ok((response, lease)),
             Err(e) if e.is_canceled() || lease.held.tally.is_stale() => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a new one");
-                let request = make()?;
+                let request = make();
                 Box::pin(self.send_fresh(request)).await
             }
             Err(e) => Err(Error::new(Kind::Http).with(e)),
@@ -115,16 +115,17 @@ impl Pool {
         }
     }
 
-    /// The most recently used idle connection that is still open and ready for a request.
+    /// The most recently used idle connection that has not been idle for too long.
+    ///
+    /// It is not polled here to see whether the server closed it meanwhile: the first poll of
+    /// the exchange reads before it writes, and finds that end then (the request is then
+    /// canceled, not sent), as it would a close that comes while the request is written; both
+    /// are sent again on a new connection. Polling here too would cost every request a poll of
+    /// its connection, for an end that tokio has mostly not seen yet.
     fn checkout(&self) -> Option<Lease> {
         loop {
-            let (mut lease, since) = lock(&self.idle).pop()?;
-            if since.elapsed() >= IDLE_TIMEOUT {
-                continue;
-            }
-            // Polling it reads the end the server may have sent meanwhile.
-            lease.drive(&mut Context::from_waker(Waker::noop()));
-            if !lease.held.ended && lease.send.is_ready() {
+            let (lease, since) = lock(&self.idle).pop()?;
+            if since.elapsed() < IDLE_TIMEOUT && !lease.held.ended && lease.send.is_ready() {
                 return Some(lease);
             }
         }
