@@ -24,14 +24,19 @@ pub(crate) enum Format {
 
 /// The format of a body from its `Content-Type`, ignoring parameters and letter case.
 pub(crate) fn format(headers: &HeaderMap) -> Format {
-    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
         return Format::Other;
     };
-    let essence = value.split(';').next().unwrap_or("").trim();
-    if essence.eq_ignore_ascii_case("application/json") {
-        Format::Json
-    } else if essence.eq_ignore_ascii_case("text/event-stream") {
+    // Compared as bytes: the names sought are ASCII, so a value that is not matches neither.
+    let bytes = value.as_bytes();
+    let essence = match memchr::memchr(b';', bytes) {
+        Some(end) => bytes[..end].trim_ascii(),
+        None => bytes.trim_ascii(),
+    };
+    if essence.eq_ignore_ascii_case(b"text/event-stream") {
         Format::Sse
+    } else if essence.eq_ignore_ascii_case(b"application/json") {
+        Format::Json
     } else {
         Format::Other
     }

@@ -98,11 +98,23 @@ pub(crate) fn declared_version(params: Option<&RawValue>) -> Option<String> {
     // Most messages declare nothing: without `_meta` in its bytes, or a `\u` escape that could
     // spell it, params need no parsing.
     let text = params?.get();
-    if !text.contains("_meta") && !text.contains("\\u") {
+    if !may_hold_meta(text.as_bytes()) {
         return None;
     }
     let meta: Meta<'_> = serde_json::from_str(members(params).meta?.get()).ok()?;
     meta.version.map(Cow::into_owned)
+}
+
+/// Whether JSON text may hold a `_meta` member: it holds `_meta`, or a `\u` escape that could
+/// spell it. One pass, as most texts have neither an underscore nor a backslash.
+fn may_hold_meta(text: &[u8]) -> bool {
+    memchr::memchr2_iter(b'_', b'\\', text).any(|at| {
+        let rest = &text[at + 1..];
+        match text[at] {
+            b'_' => rest.starts_with(b"meta"),
+            _ => rest.first() == Some(&b'u'),
+        }
+    })
 }
 
 /// The members of a JSON object, kept raw; absent and `null` are empty, anything else `None`.
@@ -318,6 +330,15 @@ mod tests {
         let err = fill(Some(&raw(json!([1, 2]))), "v", &identity()).unwrap_err();
         assert!(err.is_unsupported());
         assert!(fill(Some(&raw(json!({"_meta": 3}))), "v", &identity()).is_err());
+    }
+
+    #[test]
+    fn only_text_with_meta_or_an_escape_is_parsed() {
+        assert!(may_hold_meta(br#"{"_meta":{}}"#));
+        assert!(may_hold_meta(br#"{"a":"\u005fmeta"}"#));
+        assert!(!may_hold_meta(br#"{"name":"echo","arguments":{"text":"a_b \\ c"}}"#));
+        assert!(!may_hold_meta(br#"{"a_met":"x_"}"#));
+        assert!(!may_hold_meta(b""));
     }
 
     #[test]

@@ -46,9 +46,10 @@ pub(crate) fn accept(
     }
     // A body read from a pooled connection is read here as far as it has come: the sender's
     // task has read what came with the head.
-    let inline =
-        headers::format(response.headers()) == Format::Json || response.body().drives_connection();
-    if let Some(reading) = reader(inner, response, session, tracker, Recovery::Resume)? {
+    let format = headers::format(response.headers());
+    let inline = format == Format::Json || response.body().drives_connection();
+    let reading = reader_of(format, inner, response, session, tracker, Recovery::Resume)?;
+    if let Some(reading) = reading {
         if inline {
             run_or_spawn(reading);
         } else {
@@ -80,7 +81,20 @@ pub(crate) fn reader(
     tracker: Tracker,
     recovery: Recovery,
 ) -> Result<Option<Reading>, Error> {
-    match headers::format(response.headers()) {
+    let format = headers::format(response.headers());
+    reader_of(format, inner, response, session, tracker, recovery)
+}
+
+/// The [`reader`] of an answer whose body is in `format`.
+fn reader_of(
+    format: Format,
+    inner: &Arc<Inner>,
+    response: Response<Body>,
+    session: SessionHeaders,
+    tracker: Tracker,
+    recovery: Recovery,
+) -> Result<Option<Reading>, Error> {
+    match format {
         Format::Json => {
             let body = response.into_body();
             Ok(Some(Box::pin(json::read(
