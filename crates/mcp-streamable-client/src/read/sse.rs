@@ -336,13 +336,13 @@ impl SseStream {
     /// Reads one connection of the stream to its end.
     async fn read(&mut self, mut body: Body, shutdown: &mut watch::Receiver<bool>) -> Read {
         let mut silence = Silence::new(self.inner.config().sse_idle_timeout);
-        let timer = silence.timer();
-        tokio::pin!(timer);
         // An event with an id moves the stream on, as one with messages does.
         let mut moved = false;
         let mut delivered = false;
-        // A frame read ahead, after the response, to see the stream end.
-        let mut ahead = None;
+        // A frame read ahead: the first, when it came with the head (as a POST's reply read
+        // from a pooled connection usually does), which then needs none of the waits below;
+        // after the response, the next, to see the stream end.
+        let mut ahead = body.frame().now_or_never().map(data_of);
         loop {
             let data = match ahead.take() {
                 Some(frame) => frame,
@@ -350,7 +350,7 @@ impl SseStream {
                     biased;
                     _ = shutdown.wait_for(|closed| *closed) => return Read::Stop,
                     frame = body.frame() => data_of(frame),
-                    () = silence.too_long(timer.as_mut()) => {
+                    () = silence.too_long() => {
                         tracing::debug!(standalone = self.standalone, "event stream silent; treating it as broken");
                         break;
                     }
