@@ -336,7 +336,9 @@ mod tests {
     fn only_text_with_meta_or_an_escape_is_parsed() {
         assert!(may_hold_meta(br#"{"_meta":{}}"#));
         assert!(may_hold_meta(br#"{"a":"\u005fmeta"}"#));
-        assert!(!may_hold_meta(br#"{"name":"echo","arguments":{"text":"a_b \\ c"}}"#));
+        assert!(!may_hold_meta(
+            br#"{"name":"echo","arguments":{"text":"a_b \\ c"}}"#
+        ));
         assert!(!may_hold_meta(br#"{"a_met":"x_"}"#));
         assert!(!may_hold_meta(b""));
     }

@@ -11,9 +11,10 @@
 //! the pool as soon as the body is done, before its last frame is handed on.
 //!
 //! A connection the server closed while it sat in the pool is found out by the first poll of
-//! the next request on it, which reads before it writes (the request is then canceled), or when
-//! a request written on it gets no byte back: either way the request is sent once more on a new
-//! connection (RFC 9112, section 9.3.1.1), as [`stale`](super::stale) tells.
+//! the next request on it, which reads before it writes and leaves the request unsent, or when
+//! a request written on it gets no byte back (RFC 9112, section 9.3.1.1, as
+//! [`stale`](super::stale) tells): either way the request is sent once more on a new
+//! connection.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -48,6 +49,14 @@ pub(crate) struct Pool {
     /// The origin's URI, to connect to.
     origin: Uri,
     idle: Arc<Idle>,
+}
+
+/// Why an [exchange](Lease::exchange) brought no answer.
+enum Failed {
+    /// hyper's error: of the connection, or of the request, which may have been sent.
+    Http(hyper::Error),
+    /// The connection ended before it took the request, which was not sent.
+    Unsent,
 }
 
 /// One connection, leased to one request and the reading of its answer.
@@ -93,12 +102,16 @@ impl Pool {
         let exchange = lease.exchange(make());
         match exchange.await {
             Ok(response) => Ok((response, lease)),
-            Err(e) if e.is_canceled() || lease.held.tally.is_stale() => {
+            Err(Failed::Unsent) => {
+                tracing::debug!("pooled connection had closed; sending on a new one");
+                Box::pin(self.send_fresh(make())).await
+            }
+            Err(Failed::Http(e)) if e.is_canceled() || lease.held.tally.is_stale() => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a new one");
                 let request = make();
                 Box::pin(self.send_fresh(request)).await
             }
-            Err(e) => Err(Error::new(Kind::Http).with(e)),
+            Err(Failed::Http(e)) => Err(Error::new(Kind::Http).with(e)),
         }
     }
 
@@ -111,17 +124,19 @@ impl Pool {
         let exchange = lease.exchange(request);
         match exchange.await {
             Ok(response) => Ok((response, lease)),
-            Err(e) => Err(Error::new(Kind::Http).with(e)),
+            Err(Failed::Http(e)) => Err(Error::new(Kind::Http).with(e)),
+            Err(Failed::Unsent) => Err(Error::new(Kind::Http)
+                .with("the server closed a new connection before the request could be sent")),
         }
     }
 
     /// The most recently used idle connection that has not been idle for too long.
     ///
     /// It is not polled here to see whether the server closed it meanwhile: the first poll of
-    /// the exchange reads before it writes, and finds that end then (the request is then
-    /// canceled, not sent), as it would a close that comes while the request is written; both
-    /// are sent again on a new connection. Polling here too would cost every request a poll of
-    /// its connection, for an end that tokio has mostly not seen yet.
+    /// the exchange reads before it writes, finds that end then and leaves the request unsent
+    /// ([`Failed::Unsent`]), and the request goes on a new connection, as one that met a close
+    /// while it was written does. Polling here too would cost every request a poll of its
+    /// connection, for an end that tokio has mostly not seen yet.
     fn checkout(&self) -> Option<Lease> {
         loop {
             let (lease, since) = lock(&self.idle).pop()?;
@@ -161,14 +176,22 @@ impl Lease {
     fn exchange(
         &mut self,
         request: Request<Full<Bytes>>,
-    ) -> impl Future<Output = hyper::Result<Response<Incoming>>> + Send + '_ {
+    ) -> impl Future<Output = Result<Response<Incoming>, Failed>> + Send + '_ {
         let mut response = Box::pin(self.send.send_request(request));
         poll_fn(move |cx| {
             self.drive(cx);
             // Only the connection, polled just above, can complete the answer: no waker.
-            response
+            match response
                 .as_mut()
                 .poll(&mut Context::from_waker(Waker::noop()))
+            {
+                Poll::Ready(answer) => Poll::Ready(answer.map_err(Failed::Http)),
+                // An ended connection has answered every request it took, if only with an
+                // error; one it did not take (it found the server's close first) is handed back
+                // only when the connection is dropped, and was never sent.
+                Poll::Pending if self.held.ended => Poll::Ready(Err(Failed::Unsent)),
+                Poll::Pending => Poll::Pending,
+            }
         })
     }
 

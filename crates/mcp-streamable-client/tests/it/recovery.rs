@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mcp_streamable_client::Era;
 use serde_json::{Value, json};
@@ -14,10 +15,25 @@ use super::*;
 /// How many requests the stale-connection test sends.
 const REQUESTS: i64 = 1000;
 
+/// When a [`Closing`] server closes a connection after its response.
+#[derive(Debug, Clone, Copy)]
+enum Close {
+    /// At once.
+    AtOnce,
+    /// Once the next request's first bytes came in: the worst moment, which a pooled client
+    /// meets on every reuse.
+    OnNextRequest,
+    /// After the connection sat idle for [`IDLE_CLOSE`], as servers with a short keep-alive
+    /// timeout do.
+    WhenIdle,
+}
+
+/// How long a [`Close::WhenIdle`] connection stays open after its response.
+const IDLE_CLOSE: Duration = Duration::from_millis(20);
+
 /// A server that closes its connection after every response, without `Connection: close`:
-/// at once after odd ones, and after even ones only once the next request's first bytes came
-/// in (the worst moment, which a pooled client meets on every reuse). It counts the requests it
-/// answered, by JSON-RPC id.
+/// by default at once after odd ones, and after even ones only once the next request's first
+/// bytes came in. It counts the requests it answered, by JSON-RPC id.
 struct Closing {
     url: String,
     answered: Arc<Mutex<HashMap<Value, u32>>>,
@@ -32,6 +48,18 @@ impl Drop for Closing {
 
 impl Closing {
     async fn start() -> Closing {
+        Closing::start_with(|served| {
+            if served.is_multiple_of(2) {
+                Close::OnNextRequest
+            } else {
+                Close::AtOnce
+            }
+        })
+        .await
+    }
+
+    /// A server that closes its `n`th connection as `close(n)` says.
+    async fn start_with(close: fn(u64) -> Close) -> Closing {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let answered = Arc::new(Mutex::new(HashMap::new()));
@@ -41,11 +69,7 @@ impl Closing {
                 let mut served = 0u64;
                 while let Ok((tcp, _)) = listener.accept().await {
                     served += 1;
-                    tokio::spawn(Closing::serve_one(
-                        tcp,
-                        answered.clone(),
-                        served.is_multiple_of(2),
-                    ));
+                    tokio::spawn(Closing::serve_one(tcp, answered.clone(), close(served)));
                 }
             }
         });
@@ -57,7 +81,11 @@ impl Closing {
     }
 
     /// Answers one request on `tcp`, then closes it.
-    async fn serve_one(mut tcp: TcpStream, answered: Arc<Mutex<HashMap<Value, u32>>>, late: bool) {
+    async fn serve_one(
+        mut tcp: TcpStream,
+        answered: Arc<Mutex<HashMap<Value, u32>>>,
+        close: Close,
+    ) {
         let Some((head, body)) = read_request(&mut tcp).await else {
             return;
         };
@@ -87,8 +115,10 @@ impl Closing {
         if tcp.write_all(response.as_bytes()).await.is_err() {
             return;
         }
-        if late {
-            let _ = tcp.readable().await;
+        match close {
+            Close::AtOnce => {}
+            Close::OnNextRequest => drop(tcp.readable().await),
+            Close::WhenIdle => tokio::time::sleep(IDLE_CLOSE).await,
         }
     }
 }
@@ -137,6 +167,29 @@ async fn requests_on_connections_the_server_closed_are_sent_again_once() {
     assert_eq!(answered.len() as i64, REQUESTS + 1);
     let twice: Vec<_> = answered.iter().filter(|(_, n)| **n != 1).collect();
     assert!(twice.is_empty(), "answered more than once: {twice:?}");
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_while_idle_is_not_used() {
+    let server = Closing::start_with(|_| Close::WhenIdle).await;
+    let builder = builder(&server.url)
+        .era(Era::Legacy)
+        .standalone_stream(false)
+        .request_timeout(Duration::from_secs(5));
+    let mut conn = connect(builder).await;
+    handshake(&mut conn).await;
+    for id in 2..7 {
+        // The server closes the pooled connection meanwhile; the client's runtime sees it.
+        tokio::time::sleep(IDLE_CLOSE * 5).await;
+        let sent = tokio::time::timeout(Duration::from_secs(3), send(&conn, request(id, "ping")));
+        sent.await
+            .unwrap_or_else(|_| panic!("request {id} hung on a closed connection"))
+            .unwrap_or_else(|e| panic!("request {id} failed: {e}"));
+        let response = recv_response(&mut conn).await;
+        assert!(!response.is_error(), "{response:?}");
+    }
+    let answered = server.answered.lock().unwrap().clone();
+    assert!(answered.values().all(|n| *n == 1), "{answered:?}");
 }
 
 /// A fake whose answer to `initialize` is an event stream that primes (event id `e1`) and then
