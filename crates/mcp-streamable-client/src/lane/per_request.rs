@@ -12,6 +12,7 @@ use mcp_streamable_protocol::ProtocolVersion;
 use mcp_streamable_protocol::codes::UNSUPPORTED_PROTOCOL_VERSION;
 
 use crate::error::Error;
+use crate::headers;
 use crate::read::{self, Recovery, Resend, Tracker};
 use crate::shape::{self, Choice, MetaHeaders};
 use crate::state::{Entry, Inner};
@@ -164,7 +165,15 @@ fn read_reply(
     }
     let tracker = Tracker::new(Some(sent.id.clone()));
     let recovery = Recovery::Resend(Resend::new(sent, meta));
-    let reading = read::reader(inner, response, NO_SESSION.clone(), tracker, recovery)?;
+    let format = headers::format(response.headers());
+    let reading = read::reader(
+        format,
+        inner,
+        response,
+        NO_SESSION.clone(),
+        tracker,
+        recovery,
+    )?;
     if let Some(reading) = reading {
         tokio::spawn(async move {
             tokio::select! {

@@ -48,7 +48,7 @@ pub(crate) fn accept(
     // task has read what came with the head.
     let format = headers::format(response.headers());
     let inline = format == Format::Json || response.body().drives_connection();
-    let reading = reader_of(format, inner, response, session, tracker, Recovery::Resume)?;
+    let reading = reader(format, inner, response, session, tracker, Recovery::Resume)?;
     if let Some(reading) = reading {
         if inline {
             run_or_spawn(reading);
@@ -72,21 +72,10 @@ fn run_or_spawn(mut reading: Reading) {
     }
 }
 
-/// The reader of a successful answer's body, by its format; `None` when there is nothing to
-/// read (a notification or response answered with some other success).
+/// The reader of a successful answer's body, by its `format` (as [`headers::format`] reads it
+/// from the answer); `None` when there is nothing to read (a notification or response answered
+/// with some other success).
 pub(crate) fn reader(
-    inner: &Arc<Inner>,
-    response: Response<Body>,
-    session: SessionHeaders,
-    tracker: Tracker,
-    recovery: Recovery,
-) -> Result<Option<Reading>, Error> {
-    let format = headers::format(response.headers());
-    reader_of(format, inner, response, session, tracker, recovery)
-}
-
-/// The [`reader`] of an answer whose body is in `format`.
-fn reader_of(
     format: Format,
     inner: &Arc<Inner>,
     response: Response<Body>,
