@@ -92,9 +92,10 @@
 //! connections are driven by the tasks that send on them and read their answers, so that a
 //! reply that came whole is read without a task hop, and a connection is back in the pool as
 //! soon as its answer was read. `https` goes through hyper-util's pooled client and rustls (the
-//! default `rustls` feature), and negotiates HTTP/2 by ALPN where the server offers it. The transport logs through `tracing` (a `mcp.request{method,id}` span per send,
-//! `debug` for disconnects and reconnections, `warn` for misbehaving servers) and never
-//! installs a subscriber.
+//! default `rustls` feature), and negotiates HTTP/2 by ALPN where the server offers it. The
+//! transport logs through `tracing` (a `mcp.request{method,id}` span per send, `debug` for
+//! disconnects and reconnections, `warn` for misbehaving servers) and never installs a
+//! subscriber.
 //!
 //! # How it is built
 //!

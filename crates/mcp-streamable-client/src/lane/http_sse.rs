@@ -10,7 +10,6 @@ use bytes::Bytes;
 use http::Uri;
 use http::uri::PathAndQuery;
 use http_body_util::BodyExt;
-
 use mcp_jsonrpc::{Id, Message};
 use mcp_sse::Scanner;
 

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Response;
-
 use mcp_jsonrpc::{Id, Message, Notification, Request};
 use mcp_streamable_protocol::ProtocolVersion;
 use mcp_streamable_protocol::headers::MCP_SESSION_ID;
