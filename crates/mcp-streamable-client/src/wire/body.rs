@@ -74,10 +74,15 @@ impl http_body::Body for Body {
         let Some(lease) = &mut this.lease else {
             return Pin::new(&mut this.incoming).poll_frame(cx);
         };
-        lease.drive(cx);
-        // Only the connection, driven just above, feeds the body: no waker.
-        let polled =
-            Pin::new(&mut this.incoming).poll_frame(&mut Context::from_waker(Waker::noop()));
+        // Only the connection feeds the body, so the body needs no waker: a frame the
+        // connection read already (with the head, or at its last poll) is taken as it is, and
+        // the connection is driven, with `cx`, only when none is there.
+        let mut noop = Context::from_waker(Waker::noop());
+        let mut polled = Pin::new(&mut this.incoming).poll_frame(&mut noop);
+        if polled.is_pending() {
+            lease.drive(cx);
+            polled = Pin::new(&mut this.incoming).poll_frame(&mut noop);
+        }
         match &polled {
             Poll::Ready(None) => {
                 if let Some(lease) = this.lease.take() {
