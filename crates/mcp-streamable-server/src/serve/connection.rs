@@ -87,10 +87,16 @@ impl Graceful for http2::Connection<Io, Guard, TokioExecutor> {
     }
 }
 
+/// How long a connection over its reset budget is still read after its `GOAWAY` is written.
+/// Closed at once, with frames the peer sent meanwhile unread, the socket would be reset, and
+/// the peer's TCP stack may then drop the `GOAWAY` it had not read yet: the peer would see a
+/// reset, not why. After `GOAWAY` the peer can open no stream, so the moment costs nothing.
+const OVER_BUDGET_LINGER: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Runs `conn` until it ends. It is asked to close gracefully (HTTP/2: `GOAWAY`) when shutdown
 /// begins, when its peer goes over the reset budget, or when it has had nothing in flight
 /// for the idle timeout (the header read timeout until its first request); from then on it
-/// gets the shutdown grace to end by itself before it is dropped (none when over budget).
+/// gets the shutdown grace to end by itself before it is dropped (a moment when over budget).
 async fn drive<C: Graceful>(
     conn: C,
     watch: &Watch,
@@ -131,10 +137,10 @@ async fn drive<C: Graceful>(
         }
         if closing.is_none() && must_close(watch, options, *stop.borrow()) {
             conn.as_mut().graceful();
-            // A peer over its reset budget gets its `GOAWAY` written (the next turn polls the
-            // connection first), and no grace: it would use it to go on.
+            // A peer over its reset budget gets its `GOAWAY` and only a moment to read it (see
+            // `OVER_BUDGET_LINGER`), not the grace, which it would use to go on.
             let grace = if watch.over_budget() {
-                std::time::Duration::ZERO
+                OVER_BUDGET_LINGER
             } else {
                 options.shutdown_grace
             };
