@@ -180,6 +180,9 @@ pub use crate::core::event_store::{
     ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished,
 };
 pub use crate::core::owner::{PeerAddr, SessionOwner};
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub use crate::core::session_store::check_session_store;
 pub use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
 pub use crate::http::response_body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;

@@ -1,9 +1,7 @@
-//! The `SessionStore` contract, as the in-memory store's test states it, on Redis.
-
-use std::time::Duration;
+//! The `SessionStore` contract (`check_session_store`) on Redis, and records Redis must carry whole.
 
 use bytes::Bytes;
-use mcp_streamable_server::{ProtocolVersion, SessionRecord, SessionStore};
+use mcp_streamable_server::{ProtocolVersion, SessionRecord, SessionStore, check_session_store};
 
 use crate::support::{node, options, redis};
 
@@ -12,30 +10,7 @@ use crate::support::{node, options, redis};
 async fn the_redis_store_keeps_the_contract() {
     let redis = redis();
     let store = node(&redis, "n", options()).await.session_store();
-    let record = SessionRecord::new("s1", Bytes::from_static(b"{}"), Some("alice".into()));
-    store.create(record.clone()).await.unwrap();
-    assert_eq!(store.load("s1").await.unwrap(), Some(record.clone()));
-    assert_eq!(store.load("s2").await.unwrap(), None);
-    let later = record.last_active + Duration::from_secs(5);
-    store.touch("s1", later).await.unwrap();
-    // Touches out of order never move the time back.
-    store.touch("s1", record.last_active).await.unwrap();
-    store
-        .set_version("s1", ProtocolVersion::V2025_11_25)
-        .await
-        .unwrap();
-    let loaded = store.load("s1").await.unwrap().unwrap();
-    assert_eq!(loaded.last_active, later);
-    assert_eq!(loaded.protocol_version, Some(ProtocolVersion::V2025_11_25));
-    store.touch("nobody", later).await.unwrap();
-    store
-        .set_version("nobody", ProtocolVersion::V2025_06_18)
-        .await
-        .unwrap();
-    assert_eq!(store.load("nobody").await.unwrap(), None);
-    store.remove("s1").await;
-    store.remove("s1").await;
-    assert_eq!(store.load("s1").await.unwrap(), None);
+    check_session_store(&store).await;
 }
 
 #[tokio::test]

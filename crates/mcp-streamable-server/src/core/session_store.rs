@@ -160,35 +160,81 @@ impl SessionStore for InMemorySessionStore {
     }
 }
 
-#[cfg(test)]
-mod tests {
+/// Checks that `store` keeps the [`SessionStore`] contract the server relies on, and panics
+/// naming the promise it breaks: what is created is loaded whole, touched (never back in
+/// time), given its version and removed; unknown ids are no error, and touching or versioning
+/// one creates nothing. It uses the ids `contract-1` and `contract-2`, which the store must not
+/// hold, and leaves the store as it found it. For the authors of stores, in their tests; with
+/// the `testing` feature.
+///
+/// ```
+/// # tokio_test_block_on(async {
+/// use mcp_streamable_server::{InMemorySessionStore, check_session_store};
+///
+/// check_session_store(&InMemorySessionStore::default()).await;
+/// # });
+/// # fn tokio_test_block_on(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(not(feature = "testing"), allow(unreachable_pub))]
+pub async fn check_session_store(store: &dyn SessionStore) {
     use std::time::Duration;
 
+    let (id, unknown) = ("contract-1", "contract-2");
+    let record = SessionRecord::new(id, Bytes::from_static(b"{}"), Some("alice".into()));
+    store.create(record.clone()).await.expect("create");
+    let loaded = store.load(id).await.expect("load");
+    assert_eq!(loaded, Some(record.clone()), "a created record loads whole");
+    let none = store.load(unknown).await.expect("load of an unknown id");
+    assert_eq!(none, None, "an unknown id loads as none");
+    let later = record.last_active + Duration::from_secs(5);
+    store.touch(id, later).await.expect("touch");
+    store.touch(id, record.last_active).await.expect("touch");
+    let version = ProtocolVersion::V2025_11_25;
+    store.set_version(id, version).await.expect("set_version");
+    let loaded = store
+        .load(id)
+        .await
+        .expect("load")
+        .expect("a touched record");
+    assert_eq!(
+        loaded.last_active, later,
+        "touches never move the time back"
+    );
+    assert_eq!(
+        loaded.protocol_version,
+        Some(version),
+        "the version is kept"
+    );
+    store
+        .touch(unknown, later)
+        .await
+        .expect("touch of an unknown id");
+    store
+        .set_version(unknown, version)
+        .await
+        .expect("set_version of an unknown id");
+    let none = store.load(unknown).await.expect("load of an unknown id");
+    assert_eq!(
+        none, None,
+        "touching or versioning an unknown id creates nothing"
+    );
+    store.remove(id).await;
+    store.remove(id).await;
+    let gone = store.load(id).await.expect("load of a removed id");
+    assert_eq!(gone, None, "a removed record is gone");
+}
+
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    /// The contract every store keeps: what is created is loaded, touched, updated and removed,
-    /// and unknown ids are no error.
     #[tokio::test]
     async fn the_in_memory_store_keeps_the_contract() {
         let store = InMemorySessionStore::default();
-        let record = SessionRecord::new("s1", Bytes::from_static(b"{}"), Some("alice".into()));
-        store.create(record.clone()).await.unwrap();
-        assert_eq!(store.load("s1").await.unwrap(), Some(record.clone()));
-        assert_eq!(store.load("s2").await.unwrap(), None);
-        let later = record.last_active + Duration::from_secs(5);
-        store.touch("s1", later).await.unwrap();
-        // Touches out of order never move the time back.
-        store.touch("s1", record.last_active).await.unwrap();
-        store
-            .set_version("s1", ProtocolVersion::V2025_11_25)
-            .await
-            .unwrap();
-        let loaded = store.load("s1").await.unwrap().unwrap();
-        assert_eq!(loaded.last_active, later);
-        assert_eq!(loaded.protocol_version, Some(ProtocolVersion::V2025_11_25));
-        store.touch("nobody", later).await.unwrap();
-        store.remove("s1").await;
-        store.remove("s1").await;
+        check_session_store(&store).await;
         assert!(store.is_empty());
     }
 }
