@@ -88,10 +88,11 @@
 //!   bounds the attempts; the response comes back under the application's id). There is no
 //!   standalone GET, no `Last-Event-ID` and no DELETE for a connection without a session.
 //!
-//! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`); a plain `http` endpoint's
-//! connections are driven by the tasks that send on them and read their answers, so that a
-//! reply that came whole is read without a task hop, and a connection is back in the pool as
-//! soon as its answer was read. `https` goes through hyper-util's pooled client and rustls (the
+//! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`). A plain `http` endpoint's
+//! connections are the crate's own HTTP/1.1 (heads parsed by `httparse`; bodies by length,
+//! chunks or the close; interim answers skipped; `Connection: close` honoured), driven by the
+//! tasks that send on them and read their answers, so that a reply that came whole is read
+//! without a task hop, and a connection is back in the pool as soon as its answer was read. `https` goes through hyper-util's pooled client and rustls (the
 //! default `rustls` feature), and negotiates HTTP/2 by ALPN where the server offers it. The
 //! transport logs through `tracing` (a `mcp.request{method,id}` span per send, `debug` for
 //! disconnects and reconnections, `warn` for misbehaving servers) and never installs a

@@ -21,7 +21,7 @@ use crate::read::silence::Silence;
 use crate::read::tracker::Tracker;
 use crate::reconnect::Budget;
 use crate::state::Inner;
-use crate::wire::{Answer, Body, Call, SessionHeaders};
+use crate::wire::{Answer, Body, BodyError, Call, SessionHeaders};
 
 /// One logical SSE stream, across the connections that carry it.
 #[derive(Debug)]
@@ -478,8 +478,8 @@ impl SseStream {
 /// The data of a frame of the stream (`Ok(None)` for trailers), kept apart from the frame,
 /// which is several times larger with the trailers it may hold and lives across awaits.
 fn data_of(
-    frame: Option<Result<Frame<Bytes>, hyper::Error>>,
-) -> Option<Result<Option<Bytes>, hyper::Error>> {
+    frame: Option<Result<Frame<Bytes>, BodyError>>,
+) -> Option<Result<Option<Bytes>, BodyError>> {
     frame.map(|frame| frame.map(|frame| frame.into_data().ok()))
 }
 

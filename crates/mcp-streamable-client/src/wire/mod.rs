@@ -2,11 +2,12 @@
 //! and sending again a request that met a stale keep-alive connection.
 //!
 //! Plain HTTP/1.1 requests to the configured endpoint go through [`Pool`], whose connections
-//! are driven by the tasks that use them; everything else (`https`, which may negotiate
+//! (the client's own, [`h1`]) are driven by the tasks that use them; everything else (`https`, which may negotiate
 //! HTTP/2, HTTP/2 by prior knowledge, another origin) through hyper-util's pooled client.
 
 mod body;
 mod call;
+mod h1;
 mod pool;
 mod stale;
 
@@ -14,7 +15,9 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue, WWW_AUTHENTICATE,
+};
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as PooledClient;
@@ -33,7 +36,7 @@ use crate::shape::{self, MetaHeaders};
 use pool::Pool;
 use stale::Counting;
 
-pub(crate) use body::Body;
+pub(crate) use body::{Body, BodyError};
 pub(crate) use call::{Call, NO_SESSION, SessionHeaders};
 
 #[cfg(feature = "rustls")]
@@ -113,7 +116,7 @@ impl Http {
         http.set_connect_timeout(Some(config.connect_timeout));
         http.enforce_http(false);
         let pool = (config.url.scheme_str() == Some("http") && !config.http2_prior_knowledge)
-            .then(|| Pool::new(Counting(http.clone()), config.url.clone()));
+            .then(|| Pool::new(http.clone(), config.url.clone()));
         #[cfg(feature = "rustls")]
         let connector = {
             let tls = match tls {
@@ -208,8 +211,10 @@ impl Http {
         auth: Option<&HeaderValue>,
     ) -> Result<Response<Body>, Error> {
         if let Some(pool) = self.pool.as_ref().filter(|_| self.pools(call.uri)) {
-            let (response, lease) = pool.send(|| self.request(call, auth, true)).await?;
-            return Ok(response.map(|body| Body::pooled(body, lease)));
+            let head = |out: &mut Vec<u8>| self.write_head(call, auth, out);
+            let body = call.body.as_ref();
+            let (parts, body) = pool.send(&head, body).await?;
+            return Ok(Response::from_parts(parts, Body::pooled(body)));
         }
         // Boxed: its state would enlarge every request's.
         Box::pin(self.send_through_client(call, auth)).await
@@ -221,11 +226,12 @@ impl Http {
         call: &Call<'_>,
         auth: Option<&HeaderValue>,
     ) -> Result<Response<Body>, Error> {
-        match self.client.request(self.request(call, auth, false)).await {
+        let request = || self.request(call, auth);
+        match self.client.request(request()).await {
             Ok(response) => Ok(response.map(Body::new)),
             Err(e) if stale::met_stale_connection(&e) => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a fresh one");
-                let again = self.fresh.request(self.request(call, auth, false)).await;
+                let again = self.fresh.request(request()).await;
                 again
                     .map(|response| response.map(Body::new))
                     .map_err(|e| Error::new(Kind::Http).with(e))
@@ -285,61 +291,76 @@ impl Http {
         }
     }
 
-    /// The request `call` describes; with the URI in origin form (its path and query) when it
-    /// goes `direct`ly on a connection of the [`Pool`], which, unlike hyper-util's client, sends
-    /// the URI as it is given.
-    fn request(
-        &self,
-        call: &Call<'_>,
-        auth: Option<&HeaderValue>,
-        direct: bool,
-    ) -> Request<Full<Bytes>> {
-        let uri = match call.uri.path_and_query() {
-            Some(path) if direct => Uri::from(path.clone()),
-            None if direct => Uri::from_static("/"),
-            _ => call.uri.clone(),
-        };
+    /// The request `call` describes, for hyper-util's client.
+    fn request(&self, call: &Call<'_>, auth: Option<&HeaderValue>) -> Request<Full<Bytes>> {
         // Built in place rather than through `Request::builder`, which moves the request's
         // parts at each step.
         let mut request = Request::new(Full::new(call.body.clone().unwrap_or_default()));
         *request.method_mut() = call.method.clone();
-        *request.uri_mut() = uri;
+        *request.uri_mut() = call.uri.clone();
         let headers = request.headers_mut();
-        if let Some(host) = &self.host
-            && self.same_origin(call.uri)
-        {
-            headers.insert(HOST, host.clone());
-        }
-        // Appended one by one: cloning the configured map would allocate a new one per request.
-        for (name, value) in &self.config.headers {
-            headers.append(name.clone(), value.clone());
-        }
-        if let Some(auth) = auth {
-            headers.insert(AUTHORIZATION, auth.clone());
-        }
-        headers.insert(ACCEPT, call.accept.clone());
-        if call.body.is_some() {
-            headers.insert(CONTENT_TYPE, JSON);
-        }
-        if let Some(id) = &call.session.id {
-            headers.insert(MCP_SESSION_ID, id.clone());
-        }
-        if let Some(version) = &call.session.version {
-            headers.insert(MCP_PROTOCOL_VERSION, version.clone());
-        }
-        if let Some(meta) = call.meta {
-            headers.insert(MCP_PROTOCOL_VERSION, meta.version.clone());
-            headers.insert(MCP_METHOD, meta.method.clone());
-            if let Some(name) = &meta.name {
-                headers.insert(MCP_NAME, name.clone());
-            }
-        }
-        if let Some(last) = &call.last_event_id {
-            headers.insert(LAST_EVENT_ID, last.clone());
-        }
+        self.each_header(call, auth, |name, value| {
+            headers.append(name, value.clone());
+        });
         request
     }
+
+    /// Writes the head of the request `call` describes, for a connection of the [`Pool`]: the
+    /// URI in origin form (its path and query), as the request goes to the connection's own
+    /// origin.
+    fn write_head(&self, call: &Call<'_>, auth: Option<&HeaderValue>, out: &mut Vec<u8>) {
+        let target = call.uri.path_and_query().map_or("/", |p| p.as_str());
+        h1::write_request_line(&call.method, target, out);
+        self.each_header(call, auth, |name, value| h1::write_field(&name, value, out));
+        h1::write_end(call.body.as_ref().map(Bytes::len), out);
+    }
+
+    /// Hands `each` the headers of the request `call` describes, each name once: `Host`, the
+    /// configured headers but those the transport sets itself on this request, and the
+    /// transport's own (C1, C9, M7).
+    fn each_header(
+        &self,
+        call: &Call<'_>,
+        auth: Option<&HeaderValue>,
+        mut each: impl FnMut(HeaderName, &HeaderValue),
+    ) {
+        let host = self.host.as_ref().filter(|_| self.same_origin(call.uri));
+        let version = call
+            .meta
+            .map(|m| &m.version)
+            .or(call.session.version.as_ref());
+        let own = [
+            (HOST, host),
+            (AUTHORIZATION, auth),
+            (ACCEPT, Some(&call.accept)),
+            (CONTENT_TYPE, call.body.as_ref().map(|_| &CONTENT_TYPE_JSON)),
+            (MCP_SESSION_ID, call.session.id.as_ref()),
+            (MCP_PROTOCOL_VERSION, version),
+            (MCP_METHOD, call.meta.map(|m| &m.method)),
+            (MCP_NAME, call.meta.and_then(|m| m.name.as_ref())),
+            (LAST_EVENT_ID, call.last_event_id.as_ref()),
+        ];
+        let [(_, host), own @ ..] = own;
+        if let Some(host) = host {
+            each(HOST, host);
+        }
+        for (name, value) in &self.config.headers {
+            let replaced = (host.is_some() && name == HOST)
+                || own.iter().any(|(own, set)| set.is_some() && own == name);
+            if !replaced {
+                each(name.clone(), value);
+            }
+        }
+        for (name, value) in own {
+            if let Some(value) = value {
+                each(name, value);
+            }
+        }
+    }
 }
+
+/// [`JSON`], as a static to lend.
+static CONTENT_TYPE_JSON: HeaderValue = JSON;
 
 /// The `Host` header of the requests to the configured URL, as hyper-util writes it (the port
 /// only when it is not the scheme's default); `None` where the connection may speak HTTP/2

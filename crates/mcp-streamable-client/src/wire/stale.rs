@@ -9,8 +9,7 @@
 //! connection's [`Connected`] info and nothing more. This module counts, per connection, the
 //! exchanges started and the bytes read since the current one started, and hands the count to
 //! hyper-util as a connection extra, so that the failure tells whether the request met a stale
-//! connection. The client's own [`Pool`](super::pool::Pool) reads the same count from the
-//! connections it leases.
+//! connection. The client's own connections ([`h1`](super::h1)) count the same themselves.
 
 use std::io;
 use std::pin::Pin;
@@ -127,11 +126,6 @@ impl AsyncWrite for Counted {
 }
 
 impl Counted {
-    /// The tally of this connection.
-    pub(crate) fn tally(&self) -> Arc<Tally> {
-        self.tally.clone()
-    }
-
     fn new(io: TokioIo<TcpStream>) -> TokioIo<Counted> {
         TokioIo::new(Counted {
             tcp: io.into_inner(),

@@ -11,6 +11,7 @@ mod recovery;
 mod sending;
 mod session;
 mod streams;
+mod wire;
 
 use std::future::Future;
 use std::time::Duration;

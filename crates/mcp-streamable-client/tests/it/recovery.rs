@@ -124,7 +124,7 @@ impl Closing {
 }
 
 /// Reads one HTTP/1.1 request with a `content-length` body: its head and its body.
-async fn read_request(tcp: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub(super) async fn read_request(tcp: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let end = loop {
