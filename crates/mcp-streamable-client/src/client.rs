@@ -168,9 +168,10 @@ impl ClientBuilder {
 
     /// Adds a header to every request (C9). An `Authorization` set here is replaced by the
     /// [`auth`](ClientBuilder::auth) provider's value when it returns one. The transport's own
-    /// headers (`Accept`, `Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
-    /// `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`) cannot be overridden. An invalid name or value fails
-    /// [`build`](ClientBuilder::build).
+    /// headers (`Host`, `Accept`, `Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
+    /// `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`) cannot be overridden, and `Content-Length` and
+    /// `Transfer-Encoding` set here are not sent: the transport frames its bodies. An invalid
+    /// name or value fails [`build`](ClientBuilder::build).
     pub fn header<K, V>(mut self, name: K, value: V) -> Self
     where
         HeaderName: TryFrom<K>,

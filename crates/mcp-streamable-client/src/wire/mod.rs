@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{
-    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue, WWW_AUTHENTICATE,
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue,
+    TRANSFER_ENCODING, WWW_AUTHENTICATE,
 };
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
@@ -316,8 +317,8 @@ impl Http {
     }
 
     /// Hands `each` the headers of the request `call` describes, each name once: `Host`, the
-    /// configured headers but those the transport sets itself on this request, and the
-    /// transport's own (C1, C9, M7).
+    /// configured headers but those the transport sets itself on this request (and the
+    /// framing ones, never), and the transport's own (C1, C9, M7).
     fn each_header(
         &self,
         call: &Call<'_>,
@@ -345,7 +346,10 @@ impl Http {
             each(HOST, host);
         }
         for (name, value) in &self.config.headers {
-            let replaced = (host.is_some() && name == HOST)
+            // The body's framing is the transport's to say, whatever the request.
+            let framing = name == CONTENT_LENGTH || name == TRANSFER_ENCODING;
+            let replaced = framing
+                || (host.is_some() && name == HOST)
                 || own.iter().any(|(own, set)| set.is_some() && own == name);
             if !replaced {
                 each(name.clone(), value);

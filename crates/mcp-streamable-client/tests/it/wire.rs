@@ -235,6 +235,21 @@ async fn a_408_the_server_wrote_on_an_idle_connection_answers_no_request() {
 }
 
 #[tokio::test]
+async fn configured_framing_headers_do_not_frame_the_requests() {
+    let server = Raw::start(|_, result| Answer::new(sized_json(&result))).await;
+    let builder = builder(&server.url)
+        .era(Era::Legacy)
+        .standalone_stream(false)
+        .header("content-length", "5")
+        .header("transfer-encoding", "chunked");
+    let mut conn = connect(builder).await;
+    handshake(&mut conn).await;
+    send(&conn, request(2, "ping")).await.unwrap();
+    let response = recv_response(&mut conn).await;
+    assert!(!response.is_error(), "{response:?}");
+}
+
+#[tokio::test]
 async fn a_body_that_runs_to_the_close_is_read_to_it() {
     let server = Raw::start(|_, result| Answer {
         close: true,
