@@ -331,7 +331,6 @@ impl Http {
             .map(|m| &m.version)
             .or(call.session.version.as_ref());
         let own = [
-            (HOST, host),
             (AUTHORIZATION, auth),
             (ACCEPT, Some(&call.accept)),
             (CONTENT_TYPE, call.body.as_ref().map(|_| &CONTENT_TYPE_JSON)),
@@ -341,7 +340,6 @@ impl Http {
             (MCP_NAME, call.meta.and_then(|m| m.name.as_ref())),
             (LAST_EVENT_ID, call.last_event_id.as_ref()),
         ];
-        let [(_, host), own @ ..] = own;
         if let Some(host) = host {
             each(HOST, host);
         }

@@ -10,9 +10,10 @@
 //! reads the rest (when the whole answer came at once, from the bytes read with the head). The
 //! lease goes back to the pool as soon as the body is done, before its last data is handed on.
 //!
-//! A connection the server closed while it sat in the pool is found out by the request written
-//! on it, which gets no byte back (RFC 9112, section 9.3.1.1): the request is sent once more on
-//! a new connection.
+//! A connection the server closed, or wrote on, while it sat in the pool is left out when it is
+//! taken, if the runtime has seen that already. One whose close the runtime has not seen yet
+//! is found out by the request written on it, which gets no byte back (RFC 9112, section
+//! 9.3.1.1): the request is sent once more on a new connection.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
