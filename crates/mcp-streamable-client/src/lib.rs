@@ -39,7 +39,7 @@
 //!
 //! # What it does on the wire
 //!
-//! The rows C1-C10 and M7 of the project's `SPEC.md`:
+//! The rows C1-C11 and M7 of the project's `SPEC.md`:
 //!
 //! - **Sending (C1, C2).** Each message is its own POST with `Accept: application/json,
 //!   text/event-stream` and `Content-Type: application/json`. The session id from the answer to
@@ -56,8 +56,8 @@
 //!   request with an error response of code [`LOST_RESPONSE_CODE`]. A stream silent for longer
 //!   than [`ClientBuilder::sse_idle_timeout`] counts as lost. When the standalone stream can
 //!   no longer reach the server at all, the server has gone: the connection closes.
-//! - **Stale connections.** A request written on a pooled HTTP/1.1 connection the server had
-//!   just closed, with no byte of response back, was not acted on (RFC 9112, section
+//! - **Stale connections (C11).** A request written on a pooled HTTP/1.1 connection the server
+//!   had just closed, with no byte of response back, was not acted on (RFC 9112, section
 //!   9.3.1.1): it is sent once more on a fresh connection, and no other failure is retried.
 //! - **Sessions (C6, C8).** A 404 for a known session is an error for which
 //!   [`Error::is_session_expired`] is true; [`ClientBuilder::reinitialize_on_expiry`] starts a
@@ -92,11 +92,11 @@
 //! connections are the crate's own HTTP/1.1 (heads parsed by `httparse`; bodies by length,
 //! chunks or the close; interim answers skipped; `Connection: close` honoured), driven by the
 //! tasks that send on them and read their answers, so that a reply that came whole is read
-//! without a task hop, and a connection is back in the pool as soon as its answer was read. `https` goes through hyper-util's pooled client and rustls (the
-//! default `rustls` feature), and negotiates HTTP/2 by ALPN where the server offers it. The
-//! transport logs through `tracing` (a `mcp.request{method,id}` span per send, `debug` for
-//! disconnects and reconnections, `warn` for misbehaving servers) and never installs a
-//! subscriber.
+//! without a task hop, and a connection is back in the pool as soon as its answer was read.
+//! `https` goes through hyper-util's pooled client and rustls (the default `rustls` feature),
+//! and negotiates HTTP/2 by ALPN where the server offers it. The transport logs through
+//! `tracing` (a `mcp.request{method,id}` span per send, `debug` for disconnects and
+//! reconnections, `warn` for misbehaving servers) and never installs a subscriber.
 //!
 //! # How it is built
 //!
