@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
-//!     [--redis redis://127.0.0.1:6379/ [--node NAME]] [--idle-timeout SECS]
+//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT]] [--idle-timeout SECS]
+//!     [--executions-log PATH]
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
@@ -24,7 +25,9 @@
 //! - `broadcast {text, level}`: sends a `notifications/message` (at `level`, `info` unless
 //!   given) unrelated to any request (it travels on the standalone GET stream), returns "sent",
 //!   or "filtered" when the level is below the one the session set with `logging/setLevel`
-//!   (sessions only, likewise).
+//!   (sessions only, likewise);
+//! - `count {key}`: returns the id of the process that ran it, and with `--executions-log PATH`
+//!   appends `<key> <pid>` to `PATH` (the tests of several nodes count how often a call ran).
 //!
 //! The application is `support/echo_app.rs`, which `tests/it` also drives.
 //!
@@ -39,11 +42,14 @@
 //! With `--redis URL` the server is one node of several sharing their sessions through the
 //! Redis at `URL` (`mcp_streamable_http::redis`): the event store, the session store and the
 //! cluster are Redis's, so any number of these processes behind a load balancer without
-//! session affinity serve one set of sessions, and a killed node's sessions go on through the
-//! others. `--node NAME` names the node (unique among them; a random UUID by default, new at
-//! each start). The idle timeout (`--idle-timeout`, 30 minutes by default) is both the
-//! server's and the lifetime of a session's keys in Redis. Without `--redis` the stores are
-//! in memory and nothing of this is in play.
+//! session affinity serve one set of sessions: a request reaching a node that does not hold its
+//! session goes to the holder over HTTP/2, and a killed node's sessions go on through the
+//! others. `--node NAME` names the node (unique among them; a random UUID by default; a node
+//! started again under its name is a new incarnation of it). `--peer-addr IP:PORT` is where it
+//! listens for the other nodes (a free loopback port by default: nodes on one host). The idle
+//! timeout (`--idle-timeout`, 30 minutes by default) is both the server's and the lifetime of a
+//! session's keys in Redis. Without `--redis` the stores are in memory and nothing of this is
+//! in play.
 //!
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
@@ -71,13 +77,16 @@ struct Options {
     idle_timeout: Duration,
     auth: AuthOptions,
     redis: RedisOptions,
+    executions_log: Option<std::path::PathBuf>,
 }
 
-/// `--redis URL [--node NAME]`: one node of several, sharing their sessions through Redis.
+/// `--redis URL [--node NAME] [--peer-addr ADDR]`: one node of several, sharing their sessions
+/// through Redis.
 #[derive(Default)]
 struct RedisOptions {
     url: Option<String>,
     node: Option<String>,
+    peer_addr: Option<SocketAddr>,
 }
 
 impl RedisOptions {
@@ -85,8 +94,8 @@ impl RedisOptions {
     /// `--redis` was not given.
     async fn apply(self, config: Config, idle_timeout: Duration) -> anyhow::Result<Config> {
         let Some(url) = self.url else {
-            if self.node.is_some() {
-                bail!("--node names a node of several: it goes with --redis");
+            if self.node.is_some() || self.peer_addr.is_some() {
+                bail!("--node and --peer-addr are of a node of several: they go with --redis");
             }
             return Ok(config);
         };
@@ -95,14 +104,18 @@ impl RedisOptions {
         if let Some(node) = self.node {
             options = options.node(node);
         }
+        if let Some(addr) = self.peer_addr {
+            options = options.peer_addr(addr);
+        }
         let backend = RedisBackend::connect(&url, options)
             .await
             .with_context(|| format!("connecting to Redis at {url}"))?;
-        eprintln!("node {} of the sessions in Redis at {url}", backend.node());
-        Ok(config
-            .session_store(backend.session_store())
-            .event_store(backend.event_store())
-            .cluster(backend.cluster()))
+        eprintln!(
+            "node {} of the sessions in Redis at {url}, reached by the other nodes at {}",
+            backend.node(),
+            backend.address()
+        );
+        Ok(config.cluster(backend.cluster()))
     }
 }
 
@@ -144,6 +157,7 @@ fn parse_args() -> anyhow::Result<Options> {
         idle_timeout: DEFAULT_IDLE_TIMEOUT,
         auth: AuthOptions::default(),
         redis: RedisOptions::default(),
+        executions_log: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -165,6 +179,14 @@ fn parse_args() -> anyhow::Result<Options> {
             "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
             "--redis" => options.redis.url = Some(value(&mut args, &arg)?),
             "--node" => options.redis.node = Some(value(&mut args, &arg)?),
+            "--peer-addr" => {
+                let addr = value(&mut args, &arg)?;
+                options.redis.peer_addr = Some(
+                    addr.parse()
+                        .with_context(|| format!("bad --peer-addr {addr:?}"))?,
+                );
+            }
+            "--executions-log" => options.executions_log = Some(value(&mut args, &arg)?.into()),
             "--idle-timeout" => {
                 let secs = value(&mut args, &arg)?;
                 let secs: f64 = secs
@@ -178,7 +200,7 @@ fn parse_args() -> anyhow::Result<Options> {
                 println!(
                     "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
                      [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]] \
-                     [--redis URL [--node NAME]] [--idle-timeout SECS]"
+                     [--redis URL [--node NAME] [--peer-addr IP:PORT]] [--idle-timeout SECS] [--executions-log PATH]"
                 );
                 std::process::exit(0);
             }
@@ -206,6 +228,9 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let options = parse_args()?;
+    if let Some(path) = &options.executions_log {
+        echo_app::keep_executions_log(path.clone());
+    }
     let mut config = Config::default()
         .json_response(options.json_response)
         .idle_timeout(options.idle_timeout);

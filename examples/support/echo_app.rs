@@ -186,6 +186,7 @@ fn tools() -> Value {
         tool("sleep", "Returns after a delay.", json!({"ms": {"type": "integer"}})),
         tool("ping_client", "Pings the client and returns \"pong\" when it answers.", json!({})),
         tool("broadcast", "Sends a log message on the standalone stream.", json!({"text": {"type": "string"}, "level": {"type": "string", "enum": LEVELS}})),
+        tool("count", "Records one execution of `key` (in the executions log, when the server keeps one) and returns the id of the process that ran it.", json!({"key": {"type": "string"}})),
     ]})
 }
 
@@ -287,11 +288,41 @@ async fn call_tool(
             sender.send(note.into()).await.map_err(failed)?;
             Ok(text("sent"))
         }
+        "count" => {
+            let key = args["key"].as_str().unwrap_or_default();
+            record_execution(key).map_err(|e| {
+                ErrorObject::new(code::INTERNAL_ERROR, format!("executions log: {e}"))
+            })?;
+            Ok(text(&std::process::id().to_string()))
+        }
         other => Err(ErrorObject::new(
             code::INVALID_PARAMS,
             format!("unknown tool: {other}"),
         )),
     }
+}
+
+/// Where `count` records its executions: set once by the server (`--executions-log`); unset,
+/// `count` records nothing.
+static EXECUTIONS_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Makes `count` append a line per execution to `path`.
+pub(crate) fn keep_executions_log(path: std::path::PathBuf) {
+    let _ = EXECUTIONS_LOG.set(path);
+}
+
+/// Appends `key` to the executions log, if there is one: one line per execution, written
+/// whole with `O_APPEND`, so that several processes may share the file.
+fn record_execution(key: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let Some(path) = EXECUTIONS_LOG.get() else {
+        return Ok(());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(format!("{key} {}\n", std::process::id()).as_bytes())
 }
 
 /// An error and its causes, `outer: inner: innermost`: the cause is what a client needs to see.

@@ -16,6 +16,7 @@ const LAYERED: &[&str] = &[
     "crates/mcp-streamable-server/src",
     "crates/mcp-streamable-client/src",
     "crates/mcp-streamable-oauth/src",
+    "crates/mcp-streamable-redis/src",
 ];
 
 /// The largest import circle allowed: two files that name each other, as a type and its

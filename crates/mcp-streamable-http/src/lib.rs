@@ -40,9 +40,9 @@ pub use mcp_streamable_oauth as oauth;
 #[cfg_attr(docsrs, doc(cfg(feature = "rmcp")))]
 pub use mcp_rmcp as rmcp_adapter;
 
-/// Several nodes of one server sharing their sessions through Redis: a `RedisBackend` hands
-/// out the event store, the session store and the cluster of
-/// [`Config`](mcp_streamable_server::Config), so that nodes behind a load balancer without
+/// Several nodes of one server sharing their sessions through Redis or a Redis Cluster: a
+/// `RedisBackend` hands out the cluster of [`Config`](mcp_streamable_server::Config), with the
+/// event store and session store it brings, so that nodes behind a load balancer without
 /// session affinity serve one set of sessions (`mcp-streamable-redis`, feature `redis`).
 ///
 /// Named `redis`, the name of the Redis client crate it is built on; that crate is not
@@ -58,11 +58,7 @@ pub use mcp_rmcp as rmcp_adapter;
 /// let idle = Duration::from_secs(600);
 /// let options = Options::default().session_expiry(idle);
 /// let backend = RedisBackend::connect("redis://127.0.0.1:6379/", options).await?;
-/// let config = Config::default()
-///     .idle_timeout(idle)
-///     .session_store(backend.session_store())
-///     .event_store(backend.event_store())
-///     .cluster(backend.cluster());
+/// let config = Config::default().idle_timeout(idle).cluster(backend.cluster());
 /// # let _ = config;
 /// # Ok(())
 /// # }

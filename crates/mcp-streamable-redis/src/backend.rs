@@ -1,33 +1,29 @@
-//! One node's backend: its two connections, its background tasks, and the three seams that
-//! share them.
+//! The factory: one node's connection to Redis, its lease, and the three seams that share them.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use mcp_streamable_server::Forwarded;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{FromRedisValue, Value};
-use tokio::sync::{Notify, mpsc, oneshot};
-use tokio::task::AbortHandle;
+use mcp_streamable_server::Lease;
 
 use crate::cluster::RedisCluster;
+use crate::connection::Target;
 use crate::error::{Error, Kind};
 use crate::event_store::RedisEventStore;
-use crate::forward::Forwards;
 use crate::keys::Keys;
+use crate::lease::{self, Keeper};
+use crate::members::Members;
+use crate::node::Node;
 use crate::options::Options;
+use crate::scripts;
 use crate::session_store::RedisSessionStore;
-use crate::watches::Watches;
-use crate::{lease, pubsub};
 
-/// A node's connections to Redis and its background tasks, shared by the
+/// A node's connection to Redis, its lease and its place among the nodes, shared by the
 /// [`event_store`](RedisBackend::event_store), the [`session_store`](RedisBackend::session_store)
 /// and the [`cluster`](RedisBackend::cluster) it hands out.
 ///
-/// Cheap to clone: clones share everything. The background tasks (lease renewal, the pub/sub
-/// reader, the liveness poller) stop when the last clone, and the last seam handed out, is
-/// dropped; the node's lease then lapses as if the process had died.
+/// Cheap to clone: clones share everything. The lease is kept on a thread of its own, until the
+/// last clone, and the last seam handed out, is dropped; the node then leaves the membership,
+/// and its sessions go on elsewhere.
 ///
 /// ```no_run
 /// use mcp_streamable_redis::{Options, RedisBackend};
@@ -35,186 +31,141 @@ use crate::{lease, pubsub};
 ///
 /// # async fn run() -> Result<(), mcp_streamable_redis::Error> {
 /// let backend = RedisBackend::connect("redis://127.0.0.1:6379/", Options::default()).await?;
-/// let config = Config::default()
-///     .session_store(backend.session_store())
-///     .event_store(backend.event_store())
-///     .cluster(backend.cluster());
+/// let config = Config::default().cluster(backend.cluster());
 /// # let _ = config;
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Clone)]
 pub struct RedisBackend {
-    pub(crate) shared: Arc<Shared>,
-    _tasks: Arc<Tasks>,
+    node: Arc<Node>,
+    keeper: Arc<Keeper>,
 }
 
 impl std::fmt::Debug for RedisBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisBackend")
-            .field("node", &self.shared.options.node)
-            .field("prefix", &self.shared.options.prefix)
+            .field("node", &self.node.options.node)
+            .field("prefix", &self.node.options.prefix)
+            .field("address", &self.node.address)
             .finish_non_exhaustive()
     }
 }
 
-/// What the seams and the background tasks share.
-pub(crate) struct Shared {
-    pub(crate) options: Options,
-    pub(crate) keys: Keys,
-    pub(crate) client: redis::Client,
-    conn: ConnectionManager,
-    pub(crate) watches: Watches,
-    pub(crate) forwards: Forwards,
-    pub(crate) inbox: Mutex<Option<mpsc::Receiver<Forwarded>>>,
-    /// Wakes the pub/sub task when the set of watched sessions changed.
-    pub(crate) subscriptions_changed: Notify,
-    /// Whether the event store writes only to sessions this node holds: once the cluster is
-    /// handed out, so that a store used without one writes as asked.
-    fenced: AtomicBool,
-}
-
-/// Aborts the background tasks when the last handle goes.
-struct Tasks(Vec<AbortHandle>);
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
-
 impl RedisBackend {
-    /// Connects to the Redis at `url` (`redis://host:port/db`), takes this node's lease and
-    /// subscribes to its inbox. Fails if Redis does not answer within the command timeout.
+    /// Connects to the Redis at `url` (`redis://host:port/db`), listens for the other nodes at
+    /// [`peer_addr`](Options::peer_addr), and joins the nodes: registers this node as a new
+    /// incarnation, with the address the others reach it at, and keeps its lease from then on.
+    /// Fails if Redis does not answer within the command timeout, or the address cannot be
+    /// listened on.
     ///
-    /// Must be called within a tokio runtime: the background tasks are spawned on it.
+    /// Must be called within a tokio runtime.
     pub async fn connect(url: &str, options: Options) -> Result<Self, Error> {
-        let client = redis::Client::open(url).map_err(Error::redis)?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(options.command_timeout))
-            .set_connection_timeout(Some(options.command_timeout))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let conn = within(
-            options.command_timeout * 2,
-            ConnectionManager::new_with_config(client.clone(), config),
-        )
-        .await?;
-        let (inbox_tx, inbox_rx) = mpsc::channel(options.inbox_capacity);
-        let shared = Arc::new(Shared {
-            keys: Keys::new(&options.prefix),
-            forwards: Forwards::new(inbox_tx, options.max_pending_forwards),
-            watches: Watches::default(),
-            inbox: Mutex::new(Some(inbox_rx)),
-            subscriptions_changed: Notify::new(),
-            fenced: AtomicBool::new(false),
-            client,
+        let target = Target::single(url)?;
+        Self::join(target, options).await
+    }
+
+    /// Connects to the Redis Cluster of which `nodes` are some nodes (`redis://host:port`), as
+    /// [`connect`](RedisBackend::connect) does to one Redis. Each session's keys sit in one slot
+    /// (its id is their hash tag), the membership's in one of their own.
+    pub async fn connect_cluster(nodes: &[&str], options: Options) -> Result<Self, Error> {
+        let target = Target::cluster(nodes, options.command_timeout)?;
+        Self::join(target, options).await
+    }
+
+    async fn join(target: Target, options: Options) -> Result<Self, Error> {
+        let conn = target.connect(options.command_timeout).await?;
+        let listener = std::net::TcpListener::bind(options.peer_addr).map_err(Error::listen)?;
+        let address = match options.advertise {
+            Some(address) => address,
+            None => listener.local_addr().map_err(Error::listen)?,
+        };
+        if address.ip().is_unspecified() {
+            return Err(Error::listen(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{address} is no address the other nodes can reach: give one with Options::advertise"
+                ),
+            )));
+        }
+        let keys = Keys::new(&options.prefix);
+        let secret = match &options.secret {
+            Some(secret) => secret.clone(),
+            None => shared_secret(&conn, &keys, &options).await?,
+        };
+        let node = Arc::new(Node {
+            keys,
+            target,
             conn,
+            lease: Lease::new(),
+            members: Members::default(),
+            secret,
+            address,
+            listener: Mutex::new(Some(listener)),
             options,
         });
-        lease::renew(&shared).await?;
-        let (ready_tx, ready_rx) = oneshot::channel();
-        let tasks = Tasks(vec![
-            tokio::spawn(pubsub::run(Arc::clone(&shared), ready_tx)).abort_handle(),
-            tokio::spawn(lease::keep(Arc::clone(&shared))).abort_handle(),
-            tokio::spawn(lease::watch_holders(Arc::clone(&shared))).abort_handle(),
-        ]);
-        // The inbox must be subscribed before anyone is told of this node.
-        match tokio::time::timeout(shared.options.command_timeout * 2, ready_rx).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(error))) => return Err(error),
-            Ok(Err(_)) => return Err(Error::new(Kind::Redis)),
-            Err(_) => return Err(Error::new(Kind::Timeout)),
-        }
+        let incarnation = lease::incarnation();
+        let sent = Instant::now();
+        let timeout = node.options.command_timeout;
+        let reading = node
+            .members(&node.conn, "register", incarnation, timeout)
+            .await?;
+        node.lease.renewed(
+            incarnation,
+            sent,
+            node.options.lease - node.options.lease / 20,
+        );
+        node.members.update(&reading, Instant::now());
+        let keeper = lease::keep(Arc::clone(&node), incarnation).map_err(Error::listen)?;
         Ok(RedisBackend {
-            shared,
-            _tasks: Arc::new(tasks),
+            node,
+            keeper: Arc::new(keeper),
         })
     }
 
     /// This node's name.
     pub fn node(&self) -> &str {
-        &self.shared.options.node
+        &self.node.options.node
+    }
+
+    /// Where the other nodes reach this one.
+    pub fn address(&self) -> std::net::SocketAddr {
+        self.node.address
     }
 
     /// The [`EventStore`](mcp_streamable_server::EventStore) on this backend.
     pub fn event_store(&self) -> RedisEventStore {
-        RedisEventStore::new(self.clone())
+        RedisEventStore::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 
     /// The [`SessionStore`](mcp_streamable_server::SessionStore) on this backend.
     pub fn session_store(&self) -> RedisSessionStore {
-        RedisSessionStore::new(self.clone())
+        RedisSessionStore::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 
-    /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend.
-    ///
-    /// From then on, the event store of this backend writes only to the sessions this node
-    /// holds: an append to another's fails with an [`Error`] that
-    /// [`is_not_holder`](Error::is_not_holder), so that a node whose session was taken over
-    /// while it was alive (its lease lapsed: Redis restarted, or the node stalled) learns it
-    /// at its next write and writes nothing over the holder's records.
+    /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend, with its own event
+    /// store and session store: give it to
+    /// [`Config::cluster`](mcp_streamable_server::Config::cluster), which takes those too.
     pub fn cluster(&self) -> RedisCluster {
-        self.shared.fenced.store(true, Ordering::Relaxed);
-        RedisCluster::new(self.clone())
+        RedisCluster::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 }
 
-impl Shared {
-    /// Runs `cmd` on the shared command connection, failing after the command timeout.
-    pub(crate) async fn query<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, Error> {
-        let mut conn = self.conn.clone();
-        within(self.options.command_timeout, cmd.query_async(&mut conn)).await
-    }
-
-    /// Runs `pipe` (one round trip) on the shared command connection.
-    pub(crate) async fn pipe<T: FromRedisValue>(&self, pipe: &redis::Pipeline) -> Result<T, Error> {
-        let mut conn = self.conn.clone();
-        within(self.options.command_timeout, pipe.query_async(&mut conn)).await
-    }
-
-    /// Runs a Lua script on the shared command connection.
-    pub(crate) async fn script(
-        &self,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<Value, Error> {
-        let mut conn = self.conn.clone();
-        within(
-            self.options.command_timeout,
-            invocation.invoke_async(&mut conn),
-        )
-        .await
-    }
-
-    /// The node the event store's writes are fenced to, or `""` before the cluster is handed
-    /// out.
-    pub(crate) fn fence(&self) -> &str {
-        if self.fenced.load(Ordering::Relaxed) {
-            &self.options.node
-        } else {
-            ""
-        }
-    }
-
-    /// The inbox, the first time it is asked for.
-    pub(crate) fn take_inbox(&self) -> Option<mpsc::Receiver<Forwarded>> {
-        self.inbox
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-    }
-}
-
-/// `call`, failing with a timeout after `limit`.
-pub(crate) async fn within<T>(
-    limit: Duration,
-    call: impl Future<Output = redis::RedisResult<T>>,
-) -> Result<T, Error> {
-    match tokio::time::timeout(limit, call).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(Error::redis(error)),
-        Err(_) => Err(Error::new(Kind::Timeout)),
+/// The key the nodes sign their forwards with, made by the first node and read by the others.
+async fn shared_secret(
+    conn: &crate::connection::Conn,
+    keys: &Keys,
+    options: &Options,
+) -> Result<Vec<u8>, Error> {
+    let fresh = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut call = scripts::SECRET.prepare_invoke();
+    call.key(keys.secret()).arg(fresh);
+    match conn.script(&call, options.command_timeout).await? {
+        redis::Value::BulkString(secret) => Ok(secret),
+        _ => Err(Error::new(Kind::Malformed)),
     }
 }

@@ -1,166 +1,254 @@
-//! The [`Cluster`] on Redis: holders in hashes, leases as expiring keys, forwards and news
-//! over pub/sub.
+//! The [`Cluster`] on Redis: holders in the sessions' hashes, fenced; leases and addresses in
+//! the membership; takeovers a compare-and-swap.
 
-use bytes::Bytes;
-use mcp_streamable_server::{Cluster, Forwarded, Location, StoreError, StoreFuture, Watch};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_streamable_server::{
+    Cluster, EventStore, Fence, Holder, Lease, Location, Member, SessionRecord, SessionStore,
+    StoreError, StoreFuture, TakeOver,
+};
 use redis::Value;
-use tokio::sync::mpsc;
 
-use crate::backend::RedisBackend;
 use crate::error::{Error, Kind};
-use crate::{forward, scripts};
+use crate::event_store::RedisEventStore;
+use crate::lease::Keeper;
+use crate::node::{Node, fence_args};
+use crate::scripts;
+use crate::session_store::{RedisSessionStore, encode_record, time_to_field};
 
-/// The [`Cluster`] of a [`RedisBackend`]: this node among every node on the same Redis and
-/// prefix.
+/// The [`Cluster`] of a [`RedisBackend`](crate::RedisBackend): this node among every node on
+/// the same Redis and prefix.
 ///
-/// - [`locate`](Cluster::locate) is one Lua script: unknown session, held here, held by a live
-///   node, or taken over from a node whose lease lapsed (the generation counted in the
-///   session's record, so none is handed out twice).
-/// - [`forward`](Cluster::forward) publishes the envelope on the holder's inbox channel and
-///   waits for the answer on this node's; it fails at once if no node listens there.
-/// - [`written`](Cluster::written) publishes the stream's number on the session's watch
-///   channel; [`watch`](Cluster::watch) subscribes it (once per session, however many
-///   watches), and a poller tells the watches whose holder's lease lapsed.
+/// - [`start`](Cluster::start) records a session and its holder in one script;
+///   [`locate`](Cluster::locate) reads the holder, one command.
+/// - [`take_over`](Cluster::take_over) reads the membership afresh (the holder may have renewed,
+///   or the records just came back: then nobody takes anything over for a lease), then swaps the
+///   holder if the record still names the one read.
+/// - Every write and delete of a session carries its fence, and changes nothing when the record
+///   names another holding.
+/// - [`member`](Cluster::member) answers from the membership read with the last renewal.
 #[derive(Debug, Clone)]
 pub struct RedisCluster {
-    backend: RedisBackend,
+    node: Arc<Node>,
+    event_store: Arc<RedisEventStore>,
+    session_store: Arc<RedisSessionStore>,
 }
 
 impl RedisCluster {
-    pub(crate) fn new(backend: RedisBackend) -> Self {
-        RedisCluster { backend }
+    pub(crate) fn new(node: Arc<Node>, keeper: Arc<Keeper>) -> Self {
+        RedisCluster {
+            event_store: Arc::new(RedisEventStore::new(Arc::clone(&node), Arc::clone(&keeper))),
+            session_store: Arc::new(RedisSessionStore::new(Arc::clone(&node), keeper)),
+            node,
+        }
     }
 
-    async fn hold(&self, session: &str) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let holder = shared.keys.holder(session);
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .hset_multiple(
-                &holder,
-                &[("node", shared.options.node.as_str()), ("gen", "0")],
-            )
-            .pexpire(&holder, shared.options.key_ttl_ms() as i64);
-        shared.pipe::<()>(&pipe).await
+    async fn start(&self, record: &SessionRecord) -> Result<Fence, Error> {
+        let node = &self.node;
+        let incarnation = node.lease.incarnation();
+        let mut call = scripts::START.prepare_invoke();
+        call.key(node.keys.session(&record.id))
+            .key(node.keys.record(&record.id))
+            .arg(encode_record(record))
+            .arg(time_to_field(record.last_active))
+            .arg(&node.options.node)
+            .arg(incarnation.to_string())
+            .arg(node.options.key_ttl_ms());
+        node.script(&call).await?;
+        Ok(Fence::new(incarnation, 0))
     }
 
     async fn locate(&self, session: &str) -> Result<Location, Error> {
-        let shared = &self.backend.shared;
-        let mut call = scripts::LOCATE.prepare_invoke();
-        call.key(shared.keys.record(session))
-            .key(shared.keys.holder(session))
-            .arg(&shared.options.node)
-            .arg(shared.keys.node_prefix())
-            .arg(shared.options.key_ttl_ms());
-        parse_location(shared.script(&call).await?).ok_or_else(|| Error::new(Kind::Malformed))
+        let node = &self.node;
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(node.keys.session(session))
+            .arg("node")
+            .arg("inc")
+            .arg("gen");
+        let fields: Vec<Option<String>> = node.query(&cmd).await?;
+        let number = |field: &Option<String>| field.as_deref().and_then(|f| f.parse::<u64>().ok());
+        Ok(match fields.as_slice() {
+            [_, _, None] => Location::Unknown,
+            [None, _, generation] => Location::Free {
+                generation: number(generation).ok_or_else(|| Error::new(Kind::Malformed))?,
+            },
+            [Some(holder), incarnation, generation] => {
+                let fence = Fence::new(
+                    number(incarnation).ok_or_else(|| Error::new(Kind::Malformed))?,
+                    number(generation).ok_or_else(|| Error::new(Kind::Malformed))?,
+                );
+                Location::Held(Holder::new(holder.as_str(), fence))
+            }
+            _ => return Err(Error::new(Kind::Malformed)),
+        })
     }
 
-    async fn release(&self, session: &str) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(shared.keys.holder(session));
-        shared.query::<()>(&cmd).await
+    async fn take_over(&self, session: &str, from: &Location) -> Result<TakeOver, Error> {
+        let node = &self.node;
+        let incarnation = node.lease.incarnation();
+        let (holder, holder_incarnation, generation) = match from {
+            Location::Held(holder) => {
+                let ours =
+                    holder.node == node.options.node && holder.fence.incarnation == incarnation;
+                if !ours && let Some(other) = self.alive_or_quiet(holder).await? {
+                    return Ok(other);
+                }
+                (
+                    holder.node.as_str(),
+                    holder.fence.incarnation.to_string(),
+                    holder.fence.generation,
+                )
+            }
+            Location::Free { generation } => ("", String::new(), *generation),
+            _ => return Ok(TakeOver::Moved),
+        };
+        if !node.lease.is_valid() {
+            // A node that cannot prove its own lease takes nothing over.
+            return Err(Error::new(Kind::NotHolder));
+        }
+        let mut call = scripts::TAKE_OVER.prepare_invoke();
+        call.key(node.keys.session(session))
+            .key(node.keys.record(session))
+            .arg(holder)
+            .arg(holder_incarnation)
+            .arg(generation)
+            .arg(&node.options.node)
+            .arg(incarnation.to_string())
+            .arg(node.options.key_ttl_ms());
+        match node.script(&call).await? {
+            Value::Int(generation) if generation >= 0 => {
+                Ok(TakeOver::Taken(Fence::new(incarnation, generation as u64)))
+            }
+            Value::Int(-1 | -2) => Ok(TakeOver::Moved),
+            _ => Err(Error::new(Kind::Malformed)),
+        }
     }
 
-    async fn written(&self, session: &str, stream: u64) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("PUBLISH");
-        cmd.arg(shared.keys.watch(session)).arg(stream);
-        shared.query::<()>(&cmd).await
+    /// `holder` as the membership says now: alive (forward to it), or the records came back
+    /// too recently for anyone to take a session over; `None` when its lease lapsed.
+    async fn alive_or_quiet(&self, holder: &Holder) -> Result<Option<TakeOver>, Error> {
+        let node = &self.node;
+        let reading = node
+            .members(&node.conn, "read", 0, node.options.command_timeout)
+            .await?;
+        let read_at = Instant::now();
+        node.members.update(&reading, read_at);
+        if let Some(member) = reading
+            .member(&holder.node, read_at)
+            .filter(|m| m.incarnation == holder.fence.incarnation)
+        {
+            return Ok(Some(TakeOver::Alive(member)));
+        }
+        Ok(reading.quiet_for(node.options.lease).map(TakeOver::Wait))
+    }
+
+    async fn reclaim(&self, session: &str, fence: Fence) -> Result<Option<Fence>, Error> {
+        let node = &self.node;
+        let incarnation = node.lease.incarnation();
+        let mut call = scripts::RECLAIM.prepare_invoke();
+        call.key(node.keys.session(session));
+        fence_args(&mut call, &node.options.node, Some(fence));
+        call.arg(incarnation.to_string());
+        Ok(match node.script(&call).await? {
+            Value::Int(1) => Some(Fence::new(incarnation, fence.generation)),
+            Value::Int(0) => None,
+            _ => return Err(Error::new(Kind::Malformed)),
+        })
+    }
+
+    async fn fenced_script(
+        &self,
+        script: &redis::Script,
+        session: &str,
+        fence: Fence,
+    ) -> Result<(), Error> {
+        let node = &self.node;
+        let mut call = script.prepare_invoke();
+        call.key(node.keys.session(session));
+        fence_args(&mut call, &node.options.node, Some(fence));
+        node.script(&call).await.map(drop)
     }
 }
 
-/// The location from `locate.lua`'s answer.
-fn parse_location(reply: Value) -> Option<Location> {
-    let Value::Array(items) = reply else {
-        return None;
-    };
-    Some(match items.as_slice() {
-        [Value::Int(0)] => Location::Unknown,
-        [Value::Int(1)] => Location::Here,
-        [Value::Int(2), Value::BulkString(node)] => Location::Elsewhere {
-            node: String::from_utf8(node.clone()).ok()?,
-        },
-        [Value::Int(3), Value::Int(generation)] => Location::TakenOver {
-            generation: u64::try_from(*generation).ok()?,
-        },
-        _ => return None,
-    })
-}
-
-fn logged(what: &'static str, result: Result<(), Error>) {
+fn logged(what: &'static str, session: &str, result: Result<(), Error>) {
     if let Err(error) = result {
-        tracing::warn!(%error, "redis cluster: {what} failed");
+        tracing::warn!(%error, session_id = session, "redis cluster: {what} failed");
     }
 }
 
 impl Cluster for RedisCluster {
     fn node(&self) -> &str {
-        self.backend.node()
+        &self.node.options.node
     }
 
-    fn hold<'a>(&'a self, session: &'a str) -> StoreFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.hold(session).await?) })
+    fn lease(&self) -> &Lease {
+        &self.node.lease
+    }
+
+    fn event_store(&self) -> Arc<dyn EventStore> {
+        Arc::clone(&self.event_store) as Arc<dyn EventStore>
+    }
+
+    fn session_store(&self) -> Arc<dyn SessionStore> {
+        Arc::clone(&self.session_store) as Arc<dyn SessionStore>
+    }
+
+    fn start<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+    ) -> StoreFuture<'a, Result<Fence, StoreError>> {
+        Box::pin(async move { Ok(self.start(record).await?) })
     }
 
     fn locate<'a>(&'a self, session: &'a str) -> StoreFuture<'a, Result<Location, StoreError>> {
         Box::pin(async move { Ok(self.locate(session).await?) })
     }
 
-    fn release<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move { logged("release", self.release(session).await) })
-    }
-
-    fn forward<'a>(
+    fn take_over<'a>(
         &'a self,
-        node: &'a str,
-        envelope: Bytes,
-    ) -> StoreFuture<'a, Result<Bytes, StoreError>> {
-        Box::pin(async move { Ok(forward::forward(&self.backend.shared, node, envelope).await?) })
+        session: &'a str,
+        from: &'a Location,
+    ) -> StoreFuture<'a, Result<TakeOver, StoreError>> {
+        Box::pin(async move { Ok(self.take_over(session, from).await?) })
     }
 
-    fn inbox(&self) -> Option<mpsc::Receiver<Forwarded>> {
-        self.backend.shared.take_inbox()
+    fn reclaim<'a>(
+        &'a self,
+        session: &'a str,
+        fence: Fence,
+    ) -> StoreFuture<'a, Result<Option<Fence>, StoreError>> {
+        Box::pin(async move { Ok(self.reclaim(session, fence).await?) })
     }
 
-    fn written<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
-        Box::pin(async move { logged("written", self.written(session, stream).await) })
+    fn end<'a>(&'a self, session: &'a str, fence: Fence) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            logged(
+                "end",
+                session,
+                self.fenced_script(&scripts::END, session, fence).await,
+            );
+        })
     }
 
-    fn watch(&self, session: &str, holder: &str) -> Watch {
-        let shared = &self.backend.shared;
-        let (watch, first) = shared.watches.add(session, holder);
-        if first {
-            shared.subscriptions_changed.notify_one();
-        }
-        watch
+    fn hand_over<'a>(&'a self, session: &'a str, fence: Fence) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let result = self
+                .fenced_script(&scripts::HAND_OVER, session, fence)
+                .await;
+            logged("hand over", session, result);
+        })
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    fn member(&self, node: &str) -> Option<Member> {
+        self.node.members.member(node)
+    }
 
-    #[test]
-    fn locations_are_read_from_the_script_and_nothing_else() {
-        let array = |items: Vec<Value>| Value::Array(items);
-        assert_eq!(
-            parse_location(array(vec![Value::Int(0)])),
-            Some(Location::Unknown)
-        );
-        assert_eq!(
-            parse_location(array(vec![Value::Int(2), Value::BulkString(b"n".to_vec())])),
-            Some(Location::Elsewhere { node: "n".into() })
-        );
-        assert_eq!(
-            parse_location(array(vec![Value::Int(3), Value::Int(4)])),
-            Some(Location::TakenOver { generation: 4 })
-        );
-        assert_eq!(
-            parse_location(array(vec![Value::Int(3), Value::Int(-1)])),
-            None
-        );
-        assert_eq!(parse_location(array(vec![Value::Int(2)])), None);
-        assert_eq!(parse_location(Value::Nil), None);
+    fn listener(&self) -> Option<std::net::TcpListener> {
+        self.node.take_listener()
+    }
+
+    fn secret(&self) -> &[u8] {
+        &self.node.secret
     }
 }

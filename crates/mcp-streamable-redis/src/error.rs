@@ -10,7 +10,7 @@ use std::fmt;
 #[derive(Debug)]
 pub struct Error {
     kind: Kind,
-    source: Option<redis::RedisError>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,18 +21,10 @@ pub(crate) enum Kind {
     Redis,
     /// Redis answered something this crate never writes.
     Malformed,
-    /// No node listens on the inbox of the node a forward named.
-    NodeGone,
-    /// The node a forward named had its inbox full.
-    InboxFull,
-    /// The node a forward named did not answer within the forward timeout.
-    ForwardTimeout,
-    /// This node has as many forwards waiting for answers as it allows.
-    TooManyForwards,
-    /// The node a forward named dropped the envelope unanswered.
-    Unanswered,
     /// This node wrote to a session it does not hold (any more).
     NotHolder,
+    /// The node could not listen for its peers where it was told to.
+    Listen,
 }
 
 impl Error {
@@ -49,13 +41,20 @@ impl Error {
         };
         Error {
             kind,
-            source: Some(source),
+            source: Some(Box::new(source)),
         }
     }
 
-    /// Whether Redis, or the node a forward named, did not answer in time.
+    pub(crate) fn listen(source: std::io::Error) -> Self {
+        Error {
+            kind: Kind::Listen,
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// Whether Redis did not answer in time.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.kind, Kind::Timeout | Kind::ForwardTimeout)
+        self.kind == Kind::Timeout
     }
 
     /// Whether Redis could not be reached or answered with an error (a timeout included).
@@ -63,19 +62,20 @@ impl Error {
         matches!(self.kind, Kind::Timeout | Kind::Redis | Kind::Malformed)
     }
 
+    /// The error as a store of the server returns it: a refused write (`is_not_holder`) is the
+    /// server's [`NotHolder`](mcp_streamable_server::NotHolder), on which it ends its copy of
+    /// the session.
+    pub(crate) fn into_store(self) -> mcp_streamable_server::StoreError {
+        if self.is_not_holder() {
+            return mcp_streamable_server::NotHolder.into();
+        }
+        self.into()
+    }
+
     /// Whether the store refused a write because another node holds the session, or none
     /// does (Redis forgot it): this node's copy of the session should end.
     pub fn is_not_holder(&self) -> bool {
         self.kind == Kind::NotHolder
-    }
-
-    /// Whether a forward failed because of the node it named: gone, busy, slow, or it dropped
-    /// the envelope.
-    pub fn is_forward(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::NodeGone | Kind::InboxFull | Kind::ForwardTimeout | Kind::Unanswered
-        )
     }
 }
 
@@ -85,12 +85,8 @@ impl fmt::Display for Error {
             Kind::Timeout => "redis did not answer within the command timeout",
             Kind::Redis => "redis command failed",
             Kind::Malformed => "redis answered something this backend never wrote",
-            Kind::NodeGone => "no node listens on the target node's inbox",
-            Kind::InboxFull => "the target node's inbox is full",
-            Kind::ForwardTimeout => "the target node did not answer within the forward timeout",
-            Kind::TooManyForwards => "too many forwards are waiting for answers",
-            Kind::Unanswered => "the target node dropped the envelope unanswered",
             Kind::NotHolder => "this node no longer holds the session",
+            Kind::Listen => "could not listen for the other nodes",
         })
     }
 }
@@ -98,7 +94,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
-            .as_ref()
+            .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }

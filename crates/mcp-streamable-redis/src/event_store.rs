@@ -1,65 +1,124 @@
-//! The [`EventStore`] on Redis: one log per session (a list) and a hash of what is
-//! known of its streams.
+//! The [`EventStore`] on Redis: each stream a list of its events, its bookkeeping in the
+//! session's hash; a batch of writes one script, in one round trip.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
-use mcp_jsonrpc::Id;
+use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 use mcp_streamable_server::{
-    EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished,
+    Begun, EventStore, Fence, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
 };
 use redis::Value;
 
-use crate::backend::RedisBackend;
 use crate::error::{Error, Kind};
+use crate::lease::Keeper;
+use crate::node::{Node, fence_args, fenced};
 use crate::scripts;
 
 /// Bookkeeping charged per stored event on top of its bytes against the session's byte cap,
 /// as the in-memory store does, so that floods of tiny messages are bounded too.
 const EVENT_OVERHEAD: usize = 64;
 
-/// The [`EventStore`] of a [`RedisBackend`], shared by every node on the same Redis and
-/// prefix: a client resumes a stream on whichever node it reaches.
+/// The [`EventStore`] of a [`RedisBackend`](crate::RedisBackend), shared by every node on the
+/// same Redis and prefix: a client resumes a stream on whichever node it reaches.
 ///
 /// Each session keeps at most [`max_events_per_session`] events and
-/// [`max_bytes_per_session`] bytes, all its streams together, the oldest going first; its keys
-/// expire with the session and go when it is closed. With the backend's
-/// [cluster](RedisBackend::cluster) handed out, it writes only to sessions this node holds.
+/// [`max_bytes_per_session`] bytes, all its streams together, the oldest going first; a
+/// finished stream's events go after the [`resume_window`]; everything goes with the session.
+/// A message larger than the byte cap is not kept: a response is kept as a stand-in, an error
+/// saying so, and anything else leaves a gap that a resumption from before it is told of
+/// ([`Purged`](ReplayError::Purged)); both are logged.
 ///
 /// [`max_events_per_session`]: crate::Options::max_events_per_session
 /// [`max_bytes_per_session`]: crate::Options::max_bytes_per_session
+/// [`resume_window`]: crate::Options::resume_window
 #[derive(Debug, Clone)]
 pub struct RedisEventStore {
-    backend: RedisBackend,
+    node: Arc<Node>,
+    _keeper: Arc<Keeper>,
 }
 
 impl RedisEventStore {
-    pub(crate) fn new(backend: RedisBackend) -> Self {
-        RedisEventStore { backend }
+    pub(crate) fn new(node: Arc<Node>, keeper: Arc<Keeper>) -> Self {
+        RedisEventStore {
+            node,
+            _keeper: keeper,
+        }
     }
 
-    async fn append(
+    async fn write(
         &self,
         session: &str,
-        stream: u64,
-        index: u64,
-        message: Bytes,
+        fence: Option<Fence>,
+        writes: &[Write],
     ) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let options = &shared.options;
-        let mut call = scripts::APPEND.prepare_invoke();
-        call.key(shared.keys.log(session))
-            .key(shared.keys.meta(session))
-            .key(shared.keys.holder(session))
-            .arg(stream)
-            .arg(index)
-            .arg(message.as_ref())
+        let node = &self.node;
+        let options = &node.options;
+        let mut call = scripts::WRITE.prepare_invoke();
+        call.key(node.keys.session(session))
+            .key(node.keys.record(session));
+        let mut streams: Vec<u64> = Vec::new();
+        for write in writes {
+            let stream = stream_of(write);
+            if !streams.contains(&stream) {
+                streams.push(stream);
+                call.key(node.keys.stream(session, stream));
+            }
+        }
+        fence_args(&mut call, &options.node, fence);
+        call.arg(options.key_ttl_ms())
+            .arg(options.window_ms())
             .arg(options.max_events_per_session)
             .arg(options.max_bytes_per_session)
-            .arg(options.key_ttl_ms())
-            .arg(EVENT_OVERHEAD)
-            .arg(shared.fence());
-        fenced(shared.script(&call).await?)
+            .arg(EVENT_OVERHEAD);
+        let room = options.max_bytes_per_session.saturating_sub(EVENT_OVERHEAD);
+        for write in writes {
+            match write {
+                Write::Open { stream } => {
+                    call.arg("o").arg(stream);
+                }
+                Write::Append {
+                    stream,
+                    index,
+                    message,
+                } if message.len() > room => match stand_in(message) {
+                    Some(stand_in) => {
+                        tracing::warn!(
+                            session_id = session,
+                            stream,
+                            index,
+                            bytes = message.len(),
+                            room,
+                            "a response too large for the event store: kept as an error saying so"
+                        );
+                        call.arg("a").arg(stream).arg(index).arg(stand_in.as_ref());
+                    }
+                    None => {
+                        tracing::warn!(
+                            session_id = session,
+                            stream,
+                            index,
+                            bytes = message.len(),
+                            room,
+                            "a message too large for the event store: not kept, a resumption from before it is purged"
+                        );
+                        call.arg("g").arg(stream).arg(index);
+                    }
+                },
+                Write::Append {
+                    stream,
+                    index,
+                    message,
+                } => {
+                    call.arg("a").arg(stream).arg(index).arg(message.as_ref());
+                }
+                Write::Finish { stream } => {
+                    call.arg("f").arg(stream);
+                }
+                _ => {}
+            }
+        }
+        fenced(&node.script(&call).await?)
     }
 
     async fn replay_after(
@@ -68,90 +127,95 @@ impl RedisEventStore {
         stream: u64,
         after: u64,
     ) -> Result<Vec<StoredEvent>, ReplayError> {
-        let shared = &self.backend.shared;
+        let node = &self.node;
         let mut call = scripts::REPLAY.prepare_invoke();
-        call.key(shared.keys.log(session))
-            .key(shared.keys.meta(session))
+        call.key(node.keys.session(session))
+            .key(node.keys.stream(session, stream))
             .arg(stream)
-            .arg(after);
-        let reply = shared
+            .arg(after)
+            .arg(node.options.window_ms());
+        let reply = node
             .script(&call)
             .await
             .map_err(|e| ReplayError::Failed(e.into()))?;
         parse_replay(reply)
     }
 
-    async fn stream_opened(&self, session: &str, stream: u64) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut call = scripts::OPENED.prepare_invoke();
-        call.key(shared.keys.meta(session))
-            .key(shared.keys.holder(session))
-            .arg(stream)
-            .arg(shared.options.key_ttl_ms())
-            .arg(shared.fence());
-        fenced(shared.script(&call).await?)
-    }
-
-    async fn stream_began(&self, session: &str, stream: u64, requests: &[Id]) -> Result<(), Error> {
-        let shared = &self.backend.shared;
+    async fn begin(
+        &self,
+        session: &str,
+        fence: Fence,
+        stream: u64,
+        requests: &[Id],
+        forward: Option<&str>,
+    ) -> Result<Begun, Error> {
+        let node = &self.node;
         let requests = serde_json::to_string(requests).expect("ids serialize");
-        let mut call = scripts::BEGAN.prepare_invoke();
-        call.key(shared.keys.meta(session))
-            .key(shared.keys.holder(session))
-            .arg(stream)
+        let mut call = scripts::BEGIN.prepare_invoke();
+        call.key(node.keys.session(session))
+            .key(node.keys.stream(session, stream))
+            .key(node.keys.record(session));
+        fence_args(&mut call, &node.options.node, Some(fence));
+        call.arg(stream)
             .arg(requests)
-            .arg(shared.options.key_ttl_ms())
-            .arg(shared.fence());
-        fenced(shared.script(&call).await?)
-    }
-
-    async fn unfinished(&self, session: &str) -> Result<Vec<Unfinished>, Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("HGETALL");
-        cmd.arg(shared.keys.meta(session));
-        let meta: HashMap<String, String> = shared.query(&cmd).await?;
-        parse_unfinished(&meta).ok_or_else(|| Error::new(Kind::Malformed))
-    }
-
-    async fn is_finished(&self, session: &str, stream: u64) -> Result<Option<bool>, Error> {
-        let shared = &self.backend.shared;
-        let mut call = scripts::IS_FINISHED.prepare_invoke();
-        call.key(shared.keys.log(session))
-            .key(shared.keys.meta(session))
-            .arg(stream);
-        match shared.script(&call).await? {
-            Value::Int(0) => Ok(Some(false)),
-            Value::Int(1) => Ok(Some(true)),
-            Value::Int(-1) => Ok(None),
+            .arg(forward.unwrap_or(""))
+            .arg(crate::session_store::time_to_field(
+                std::time::SystemTime::now(),
+            ))
+            .arg(node.options.key_ttl_ms());
+        let reply = node.script(&call).await?;
+        fenced(&reply)?;
+        match reply {
+            Value::Array(items) => match items.as_slice() {
+                [Value::Int(0)] => Ok(Begun::New),
+                [Value::Int(1), Value::Int(first)] => Ok(Begun::Again {
+                    stream: u64::try_from(*first).map_err(|_| Error::new(Kind::Malformed))?,
+                }),
+                _ => Err(Error::new(Kind::Malformed)),
+            },
             _ => Err(Error::new(Kind::Malformed)),
         }
     }
 
-    async fn stream_finished(&self, session: &str, stream: u64) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut call = scripts::FINISHED.prepare_invoke();
-        call.key(shared.keys.log(session))
-            .key(shared.keys.meta(session))
-            .arg(stream);
-        shared.script(&call).await.map(drop)
+    async fn unfinished(&self, session: &str) -> Result<Vec<Unfinished>, Error> {
+        let node = &self.node;
+        let mut call = scripts::UNFINISHED.prepare_invoke();
+        call.key(node.keys.session(session));
+        parse_unfinished(node.script(&call).await?).ok_or_else(|| Error::new(Kind::Malformed))
     }
 
-    async fn session_closed(&self, session: &str) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(shared.keys.log(session))
-            .arg(shared.keys.meta(session));
-        shared.query::<()>(&cmd).await
+    async fn close(&self, session: &str) -> Result<(), Error> {
+        let node = &self.node;
+        let mut call = scripts::END.prepare_invoke();
+        call.key(node.keys.session(session));
+        fence_args(&mut call, &node.options.node, None);
+        node.script(&call).await.map(drop)
     }
 }
 
-/// A fenced write's answer: -1 when this node does not hold the session.
-fn fenced(reply: Value) -> Result<(), Error> {
-    match reply {
-        Value::Int(-1) => Err(Error::new(Kind::NotHolder)),
-        Value::Int(_) => Ok(()),
-        _ => Err(Error::new(Kind::Malformed)),
+fn stream_of(write: &Write) -> u64 {
+    match write {
+        Write::Open { stream } | Write::Append { stream, .. } | Write::Finish { stream } => *stream,
+        _ => 0,
     }
+}
+
+/// What is kept in place of a response too large to keep: an error for its request saying
+/// so, which a client resuming reads instead of waiting forever. `None` for anything else.
+fn stand_in(message: &[u8]) -> Option<Bytes> {
+    let Ok(Body::Single(Message::Response(response))) = mcp_jsonrpc::parse(message) else {
+        return None;
+    };
+    let error = ErrorObject::new(
+        code::INTERNAL_ERROR,
+        format!(
+            "the response ({} bytes) was sent but is too large for the server's event store to \
+             keep: it cannot be resumed",
+            message.len()
+        ),
+    );
+    let stand_in = mcp_jsonrpc::Response::error(response.id().cloned(), error);
+    Some(Bytes::from(Message::Response(stand_in).to_vec()))
 }
 
 /// The events of a replay, or why there are none, from `replay.lua`'s answer.
@@ -186,52 +250,40 @@ fn parse_replay(reply: Value) -> Result<Vec<StoredEvent>, ReplayError> {
     Ok(events)
 }
 
-/// The streams begun and not finished, in the order they began, from the meta hash: `b:N` is
-/// `"<rank> <request ids as JSON>"`.
-fn parse_unfinished(meta: &HashMap<String, String>) -> Option<Vec<Unfinished>> {
+/// The streams begun and not finished, in the order they began, from `unfinished.lua`'s
+/// answer: each stream and `"<rank> <request ids as JSON>"`.
+fn parse_unfinished(reply: Value) -> Option<Vec<Unfinished>> {
+    let Value::Array(items) = reply else {
+        return None;
+    };
     let mut began = Vec::new();
-    for (field, value) in meta {
-        let Some(stream) = field.strip_prefix("b:") else {
-            continue;
+    let mut items = items.into_iter();
+    while let Some(stream) = items.next() {
+        let (Value::BulkString(stream), Some(Value::BulkString(value))) = (stream, items.next())
+        else {
+            return None;
         };
-        let (rank, requests) = value.split_once(' ')?;
+        let stream: u64 = std::str::from_utf8(&stream).ok()?.parse().ok()?;
+        let (rank, requests) = std::str::from_utf8(&value).ok()?.split_once(' ')?;
         let rank: u64 = rank.parse().ok()?;
         let requests: Vec<Id> = serde_json::from_str(requests).ok()?;
-        began.push((rank, Unfinished::new(stream.parse().ok()?, requests)));
+        began.push((rank, Unfinished::new(stream, requests)));
     }
     began.sort_unstable_by_key(|(rank, _)| *rank);
     Some(began.into_iter().map(|(_, u)| u).collect())
 }
 
-/// An append's error as the server reads it: a refused write (`is_not_holder`) is the server's
-/// [`NotHolder`](mcp_streamable_server::NotHolder), on which it ends its copy of the session.
-fn append_error(error: Error) -> StoreError {
-    if error.is_not_holder() {
-        // The server's own type: it ends its copy of the session on it (N4).
-        return mcp_streamable_server::NotHolder.into();
-    }
-    error.into()
-}
-
-/// Logs the failure of a call whose signature has no room for it.
-fn logged(what: &'static str, result: Result<(), Error>) {
-    if let Err(error) = result {
-        tracing::warn!(%error, "redis event store: {what} failed");
-    }
-}
-
 impl EventStore for RedisEventStore {
-    fn append<'a>(
+    fn write<'a>(
         &'a self,
         session: &'a str,
-        stream: u64,
-        index: u64,
-        message: Bytes,
+        fence: Option<Fence>,
+        writes: &'a [Write],
     ) -> StoreFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            self.append(session, stream, index, message)
+            self.write(session, fence, writes)
                 .await
-                .map_err(append_error)
+                .map_err(Error::into_store)
         })
     }
 
@@ -244,17 +296,19 @@ impl EventStore for RedisEventStore {
         Box::pin(self.replay_after(session, stream, after))
     }
 
-    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
-        Box::pin(async move { logged("stream_opened", self.stream_opened(session, stream).await) })
-    }
-
-    fn stream_began<'a>(
+    fn begin<'a>(
         &'a self,
         session: &'a str,
+        fence: Fence,
         stream: u64,
         requests: &'a [Id],
-    ) -> StoreFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.stream_began(session, stream, requests).await?) })
+        forward: Option<&'a str>,
+    ) -> StoreFuture<'a, Result<Begun, StoreError>> {
+        Box::pin(async move {
+            self.begin(session, fence, stream, requests, forward)
+                .await
+                .map_err(Error::into_store)
+        })
     }
 
     fn unfinished<'a>(
@@ -264,25 +318,12 @@ impl EventStore for RedisEventStore {
         Box::pin(async move { Ok(self.unfinished(session).await?) })
     }
 
-    fn is_finished<'a>(
-        &'a self,
-        session: &'a str,
-        stream: u64,
-    ) -> StoreFuture<'a, Result<Option<bool>, StoreError>> {
-        Box::pin(async move { Ok(self.is_finished(session, stream).await?) })
-    }
-
-    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+    fn close<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            logged(
-                "stream_finished",
-                self.stream_finished(session, stream).await,
-            )
+            if let Err(error) = self.close(session).await {
+                tracing::warn!(%error, session_id = session, "redis event store: close failed");
+            }
         })
-    }
-
-    fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move { logged("session_closed", self.session_closed(session).await) })
     }
 }
 
@@ -292,13 +333,14 @@ mod tests {
 
     #[test]
     fn unfinished_streams_come_in_the_order_they_began() {
-        let meta = HashMap::from([
-            ("hi".to_owned(), "9".to_owned()),
-            ("b:9".to_owned(), "2 [\"x\"]".to_owned()),
-            ("b:4".to_owned(), "1 [1,2]".to_owned()),
-            ("l:9".to_owned(), "0".to_owned()),
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let reply = Value::Array(vec![
+            bulk("9"),
+            bulk("2 [\"x\"]"),
+            bulk("4"),
+            bulk("1 [1,2]"),
         ]);
-        let got = parse_unfinished(&meta).unwrap();
+        let got = parse_unfinished(reply).unwrap();
         assert_eq!(
             got,
             [
@@ -306,8 +348,8 @@ mod tests {
                 Unfinished::new(9, vec![Id::from("x")]),
             ]
         );
-        let broken = HashMap::from([("b:1".to_owned(), "x [1]".to_owned())]);
-        assert!(parse_unfinished(&broken).is_none());
+        let broken = Value::Array(vec![bulk("1"), bulk("x [1]")]);
+        assert!(parse_unfinished(broken).is_none());
     }
 
     #[test]
@@ -322,5 +364,18 @@ mod tests {
             parse_replay(Value::Array(vec![Value::Int(1)])),
             Err(ReplayError::UnknownEvent)
         ));
+    }
+
+    #[test]
+    fn a_response_too_large_to_keep_is_kept_as_an_error_for_its_request() {
+        let response = br#"{"jsonrpc":"2.0","id":7,"result":{"big":"..."}}"#;
+        let kept = stand_in(response).unwrap();
+        let Ok(Body::Single(Message::Response(r))) = mcp_jsonrpc::parse(&kept) else {
+            panic!("not a response");
+        };
+        assert_eq!(r.id(), Some(&Id::from(7)));
+        assert!(r.result().is_err());
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+        assert_eq!(stand_in(note), None);
     }
 }

@@ -1,9 +1,10 @@
-//! The names of the keys and channels, all under the prefix (the layout is in the crate docs).
+//! The names of the keys, all under the prefix (the layout is in the crate docs).
 //!
 //! A session's keys carry its id in braces, a Redis Cluster hash tag, so that they sit in one
-//! slot and the scripts that touch several of them stay valid there.
+//! slot and the scripts that touch several of them stay valid there; the membership's keys
+//! carry `{m}`, their own slot, read apart from any session's.
 
-/// The names of one backend's keys and channels.
+/// The names of one backend's keys.
 #[derive(Debug, Clone)]
 pub(crate) struct Keys {
     prefix: String,
@@ -16,52 +17,37 @@ impl Keys {
         }
     }
 
-    /// The session's record: a hash.
+    /// The session: a hash of its activity, version, holder and streams' bookkeeping, small
+    /// values only, which Redis keeps compact (a listpack).
+    pub(crate) fn session(&self, session: &str) -> String {
+        format!("{}:{{{session}}}", self.prefix)
+    }
+
+    /// The session's record: its owner and its `initialize`, the large part, a string of its
+    /// own (in the hash, one value over 64 bytes would make Redis keep the whole hash as a
+    /// table, twice the size).
     pub(crate) fn record(&self, session: &str) -> String {
-        format!("{}:session:{{{session}}}", self.prefix)
+        format!("{}:{{{session}}}:r", self.prefix)
     }
 
-    /// The session's holder: a hash of `node` and `gen`.
-    pub(crate) fn holder(&self, session: &str) -> String {
-        format!("{}:holder:{{{session}}}", self.prefix)
+    /// The events of one stream of the session: a list.
+    pub(crate) fn stream(&self, session: &str, stream: u64) -> String {
+        format!("{}:{{{session}}}:{stream}", self.prefix)
     }
 
-    /// The session's events, all its streams, oldest first: a list.
-    pub(crate) fn log(&self, session: &str) -> String {
-        format!("{}:log:{{{session}}}", self.prefix)
+    /// The nodes: a hash of each one's incarnation, address and lease.
+    pub(crate) fn members(&self) -> String {
+        format!("{}:{{m}}:members", self.prefix)
     }
 
-    /// What is known of the session's streams: a hash.
-    pub(crate) fn meta(&self, session: &str) -> String {
-        format!("{}:meta:{{{session}}}", self.prefix)
+    /// Since when renewals have come without a break.
+    pub(crate) fn up(&self) -> String {
+        format!("{}:{{m}}:up", self.prefix)
     }
 
-    /// The prefix of the node liveness keys, for the script that checks a holder's.
-    pub(crate) fn node_prefix(&self) -> String {
-        format!("{}:node:", self.prefix)
-    }
-
-    /// The liveness key of `node`, alive while its lease is.
-    pub(crate) fn node(&self, node: &str) -> String {
-        format!("{}:node:{node}", self.prefix)
-    }
-
-    /// The channel `node` reads forwarded envelopes and answers from.
-    pub(crate) fn inbox(&self, node: &str) -> String {
-        format!("{}:inbox:{node}", self.prefix)
-    }
-
-    /// The channel news of the session's writes go to.
-    pub(crate) fn watch(&self, session: &str) -> String {
-        format!("{}:watch:{{{session}}}", self.prefix)
-    }
-
-    /// The session a watch channel is of, if `channel` is one.
-    pub(crate) fn session_of_watch<'a>(&self, channel: &'a str) -> Option<&'a str> {
-        channel
-            .strip_prefix(self.prefix.as_str())?
-            .strip_prefix(":watch:{")?
-            .strip_suffix('}')
+    /// The key the nodes sign their forwards with.
+    pub(crate) fn secret(&self) -> String {
+        format!("{}:{{m}}:secret", self.prefix)
     }
 }
 
@@ -70,11 +56,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn watch_channels_name_their_session() {
+    fn a_sessions_keys_share_its_hash_tag_and_the_members_theirs() {
         let keys = Keys::new("p");
-        assert_eq!(keys.watch("s1"), "p:watch:{s1}");
-        assert_eq!(keys.session_of_watch(&keys.watch("s1")), Some("s1"));
-        assert_eq!(keys.session_of_watch("p:inbox:n"), None);
-        assert_eq!(keys.session_of_watch("q:watch:{s1}"), None);
+        assert_eq!(keys.session("s1"), "p:{s1}");
+        assert_eq!(keys.record("s1"), "p:{s1}:r");
+        assert_eq!(keys.stream("s1", 4), "p:{s1}:4");
+        for key in [keys.members(), keys.up(), keys.secret()] {
+            assert!(key.starts_with("p:{m}:"), "{key}");
+        }
     }
 }

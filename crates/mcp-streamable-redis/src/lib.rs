@@ -1,25 +1,13 @@
-//! Several nodes of one MCP Streamable HTTP server, sharing their sessions through Redis.
+//! Several nodes of one MCP Streamable HTTP server, sharing their sessions through Redis or a
+//! Redis Cluster.
 //!
-//! A [`RedisBackend`] is one node's connection to Redis. It hands out the three seams of
-//! `mcp-streamable-server` that a node behind a load balancer needs, all sharing its
-//! connections:
-//! - [`event_store`](RedisBackend::event_store): an
-//!   [`EventStore`](mcp_streamable_server::EventStore), so that a client resumes a stream on
-//!   whichever node it reaches, and a node follows what another writes;
-//! - [`session_store`](RedisBackend::session_store): a
-//!   [`SessionStore`](mcp_streamable_server::SessionStore), so that every node knows every
-//!   session;
-//! - [`cluster`](RedisBackend::cluster): a [`Cluster`](mcp_streamable_server::Cluster), so that
-//!   a session's application runs on one node at a time (its holder, which holds a lease), the
-//!   others forward it their requests, and a dead holder's sessions are taken over.
-//!
-//! Once the cluster is handed out, the event store writes only to sessions this node holds:
-//! a node whose session was taken over while it was alive (its lease lapsed while Redis was
-//! away, or while it stalled), or that Redis forgot, has its next append refused with an
-//! [`Error`] that [`is_not_holder`](Error::is_not_holder), and writes nothing over the
-//! holder's records (or back into an empty Redis).
-//!
-//! The in-memory stores stay the server's default: nothing here is used unless asked for.
+//! A [`RedisBackend`] is one node's connection to Redis. Its [`cluster`](RedisBackend::cluster)
+//! is the [`Cluster`](mcp_streamable_server::Cluster) a node behind a load balancer needs, with
+//! the shared [`EventStore`](mcp_streamable_server::EventStore) (a client resumes a stream on
+//! whichever node it reaches) and [`SessionStore`](mcp_streamable_server::SessionStore) (every
+//! node knows every session) it brings: a session's application runs on one node at a time, its
+//! holder; a request reaching another node goes to the holder over HTTP/2, node to node; a dead
+//! holder's sessions are taken over within a lease.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -28,98 +16,113 @@
 //!
 //! # async fn run() -> Result<(), mcp_streamable_redis::Error> {
 //! let idle = Duration::from_secs(600);
-//! let options = Options::default().prefix("myapp").session_expiry(idle);
-//! let backend = RedisBackend::connect("redis://127.0.0.1:6379/", options).await?;
-//! let config = Config::default()
-//!     .idle_timeout(idle)
-//!     .session_store(backend.session_store())
-//!     .event_store(backend.event_store())
-//!     .cluster(backend.cluster());
+//! let options = Options::default()
+//!     .prefix("myapp")
+//!     .session_expiry(idle)
+//!     .peer_addr("10.0.0.7:7001".parse().unwrap());
+//! let backend = RedisBackend::connect("redis://10.0.0.5:6379/", options).await?;
+//! let config = Config::default().idle_timeout(idle).cluster(backend.cluster());
 //! # let _ = config;
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! # Keys and channels
-//! Everything is under the [prefix](Options::prefix) (`mcp` by default, `P` below); a
-//! session's keys carry its id in braces (a Redis Cluster hash tag, one slot per session).
+//! # What the nodes need of each other
+//! Each node listens for the others at [`peer_addr`](Options::peer_addr) (the loopback by
+//! default: give an address of the network between the nodes) and advertises it in the
+//! membership ([`advertise`](Options::advertise) when it is not the one bound). The requests
+//! there are HTTP/2, signed with a key the nodes share ([`secret`](Options::secret), or one the
+//! first node stores in Redis), not encrypted: keep the port off the clients' network, or tunnel
+//! it. Nodes that cannot reach each other still share sessions, with a load balancer that
+//! keeps each session on one node (affinity on `Mcp-Session-Id`); a request that lands on
+//! another node then waits, at most a few leases, for the holder, and is refused with 503.
+//! Their clocks should agree within a second: a forward carries a deadline past which its
+//! holder drops it.
+//!
+//! # Fencing
+//! Each start of a node is a new *incarnation* of it, random; each session has a *generation*,
+//! 0 for the node that started it, one more at each takeover. Every write and delete of a
+//! session carries the writer's (node, incarnation, generation), checked in the script that
+//! makes it: a node whose session was taken over changes nothing of it any more. A node holds
+//! its sessions while its lease does, by its own clock from the sending of its last renewal
+//! that Redis acknowledged: past it (paused, or cut off from Redis), it delivers nothing to its
+//! applications, lets nothing out of its streams, and ends its streams after a second. Back, it
+//! registers as a new incarnation and claims its sessions again, those nobody took over
+//! meanwhile (the same application goes on); it ends its copies of the others. A takeover is a
+//! compare-and-swap of the holder read. After Redis restarted, failed over or was out of reach
+//! for a lease, nobody takes a session over for one lease: the live nodes renew first.
+//!
+//! # Keys
+//! Everything is under the [prefix](Options::prefix) (`mcp` by default, `P` below). A session's
+//! keys carry its id in braces (a Redis Cluster hash tag: one slot per session), and every
+//! script touches one slot.
 //!
 //! | key | type | what |
 //! | --- | --- | --- |
-//! | `P:session:{S}` | hash | the record: `initialize`, `active` (the last request's time), `owner`, `version`; `generations` counts the takeovers |
-//! | `P:holder:{S}` | hash | the holder: `node` and `gen` (0 for the node that started the session) |
-//! | `P:log:{S}` | list | the session's events, all its streams, oldest first, each `"<stream> <index> <message>"` (a list, not a Redis stream: Redis 7 gives each new stream 4 KiB up front) |
-//! | `P:meta:{S}` | hash | its streams: `l:N` (stream N's last index, kept while N has events kept), `f:N` (N is finished), `e:N` (how far it was evicted), `b:N` (the rank it began at and its request ids as JSON), `hi` (the highest stream), `bytes`, `seq` |
-//! | `P:node:NODE` | string | alive while the node's lease is: set with `PX` = the lease, every third of it |
+//! | `P:{S}` | hash | the record (`init`, `active`, `owner`, `ver`), the holder (`node`, `inc`, `gen`), and the streams' bookkeeping: `st` (the streams kept), `s:N` (stream N's last index, how far it was evicted, when it finished, what it keeps), `r:N` (the requests it began for, while unfinished), `f:ID` and `w:N` (the forward that began it), `seq` (the order of events and streams), `bytes` and `count` (what the session keeps), `hi` (its highest stream) |
+//! | `P:{S}:N` | list | stream N's events, oldest first, each `"<seq> <index> <message>"` |
+//! | `P:{m}:members` | hash | each node's incarnation, address, and lease expiry by Redis's clock |
+//! | `P:{m}:up` | string | since when renewals have come without a break of a lease |
+//! | `P:{m}:secret` | string | the key forwards are signed with, unless the nodes were given one |
 //!
-//! | channel | what |
-//! | --- | --- |
-//! | `P:inbox:NODE` | the envelopes forwarded to the node, and the answers to its own forwards |
-//! | `P:watch:{S}` | the number of each stream of the session written to |
-//!
-//! Every key of a session expires a quarter past the [session expiry](Options::session_expiry)
-//! after its last write or [`touch`](mcp_streamable_server::SessionStore::touch) (the server
-//! touches at most once per quarter of its idle timeout), and a DELETE
-//! ([`SessionStore::remove`](mcp_streamable_server::SessionStore::remove),
-//! [`EventStore::session_closed`](mcp_streamable_server::EventStore::session_closed),
-//! [`Cluster::release`](mcp_streamable_server::Cluster::release)) leaves none of them.
-//! A session keeps at most [`max_events_per_session`](Options::max_events_per_session) events
-//! and [`max_bytes_per_session`](Options::max_bytes_per_session) bytes, the oldest trimmed
-//! first; a replay from before them answers
-//! [`Purged`](mcp_streamable_server::ReplayError::Purged). The bound across sessions is Redis's
-//! own: set `maxmemory` with `maxmemory-policy noeviction`, and a full Redis refuses writes,
-//! which fail as errors (a new session is refused with 503; an event not kept is logged, and
-//! cannot be resumed), until there is room again. An evicting policy would drop sessions' keys
-//! instead, which ends those sessions.
+//! A session's hash lives a quarter past the [session expiry](Options::session_expiry) after its
+//! last request, an open stream's list as long, a finished stream's list the
+//! [resume window](Options::resume_window) (its bookkeeping goes with the next write after
+//! it): an idle session holds its hash only. A session keeps at most
+//! [`max_events_per_session`](Options::max_events_per_session) events and
+//! [`max_bytes_per_session`](Options::max_bytes_per_session) bytes, the oldest going first
+//! across its streams; a replay from before them answers
+//! [`Purged`](mcp_streamable_server::ReplayError::Purged). DELETE leaves no key of the session.
+//! The bound across sessions is Redis's own: set `maxmemory` with `maxmemory-policy
+//! noeviction`, and a full Redis refuses writes, which fail as errors (a new session is refused
+//! with 503; an event not kept is logged, and cannot be resumed), until there is room again.
 //!
 //! # Connections per node
-//! Two, whatever the number of sessions and open streams:
-//! - one multiplexed command connection (the `redis` crate's `ConnectionManager`, pipelined,
-//!   reconnecting), shared by every call of the three seams and by the lease renewal;
-//! - one pub/sub connection, subscribed to the node's inbox and to the watch channel of each
-//!   session the node has a watch on (subscribed with the first watch of a session,
-//!   unsubscribed within a third of a lease of its last being dropped).
-//!
-//! No call blocks a connection: a stream's reader waits on its watch, fed by the pub/sub
-//! connection, and reads the store when told something was written. A watch is subscribed in
-//! the background, a moment after [`watch`](mcp_streamable_server::Cluster::watch) returns;
-//! once it is, the watch is woken with a
-//! [`Written`](mcp_streamable_server::Change::Written), so that a write published in between
-//! (heard by nobody) is read all the same.
+//! Two, whatever the number of sessions and streams: one multiplexed command connection
+//! (pipelined, reconnecting; per master on a cluster) for the seams, and one for the lease,
+//! on a thread of its own, so that neither the application's runtime nor the seams' traffic
+//! delay a renewal. No pub/sub: the nodes talk to each other directly.
 //!
 //! # When Redis is down or slow
 //! - Every call fails within the [command timeout](Options::command_timeout) with an
 //!   [`Error`] (boxed as a [`StoreError`](mcp_streamable_server::StoreError)); nothing
-//!   panics, nothing queues without bound. Calls that cannot return an error (`release`,
-//!   `written`, `stream_finished`, `session_closed`, `remove`) log a warning.
-//! - The command connection reconnects on the next call; the pub/sub connection reconnects
-//!   by itself (within half a second of Redis being back) and subscribes again to everything;
-//!   since writes may have been published while it was away, every watch is then woken with a
-//!   [`Written`](mcp_streamable_server::Change::Written), so that its reader reads the store
-//!   afresh.
-//! - The lease renewal keeps trying every third of a lease. A node cut off from Redis longer
-//!   than its lease loses its sessions to the next node that locates them.
-//! - A forward fails at once when no node listens on the target's inbox, or the target's inbox
-//!   is full, and after the [forward timeout](Options::forward_timeout) when it does not answer.
+//!   panics, nothing queues without bound. Calls that cannot return an error (`close`, `remove`,
+//!   `end`, `hand_over`) log a warning.
+//! - The connections reconnect by themselves.
+//! - Out of reach longer than two thirds of a lease, a node fences itself (above), and comes
+//!   back by itself.
+//!
+//! # How it is built
+//! The modules form layers, top to bottom; a module imports from its own layer and the ones
+//! below it, never from one above (a tidy test holds the code to this list):
+//!
+//! 1. `backend`: the factory, which makes a node and hands out its seams; nothing imports it.
+//! 2. `cluster`: the `Cluster` seam, which carries the two stores.
+//! 3. `event_store`, `session_store`: the store seams.
+//! 4. `lease`: the keeper of the node's lease, on a thread of its own.
+//! 5. `node`, `members`: what the seams share (the node core), and the membership as last read.
+//! 6. `connection`, `keys`, `scripts`, `options`, `error`: the connections to Redis, the names
+//!    of the keys, the Lua scripts, the settings, the one error type.
 //!
 //! # Features
-//! - `testing`: `testing::RedisServer`, a throwaway `redis-server` for tests.
+//! - `testing`: `testing::RedisServer`, a throwaway `redis-server` for tests, and
+//!   `testing::RedisCluster`, a throwaway Redis Cluster of three.
 
 #![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;
 mod cluster;
+mod connection;
 mod error;
 mod event_store;
-mod forward;
 mod keys;
 mod lease;
+mod members;
+mod node;
 mod options;
-mod pubsub;
 mod scripts;
 mod session_store;
-mod watches;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -130,8 +133,8 @@ pub use crate::cluster::RedisCluster;
 pub use crate::error::Error;
 pub use crate::event_store::RedisEventStore;
 pub use crate::options::{
-    DEFAULT_COMMAND_TIMEOUT, DEFAULT_FORWARD_TIMEOUT, DEFAULT_INBOX_CAPACITY, DEFAULT_LEASE,
-    DEFAULT_MAX_BYTES_PER_SESSION, DEFAULT_MAX_EVENTS_PER_SESSION, DEFAULT_MAX_PENDING_FORWARDS,
-    DEFAULT_PREFIX, DEFAULT_SESSION_EXPIRY, Options,
+    DEFAULT_COMMAND_TIMEOUT, DEFAULT_LEASE, DEFAULT_MAX_BYTES_PER_SESSION,
+    DEFAULT_MAX_EVENTS_PER_SESSION, DEFAULT_PEER_ADDR, DEFAULT_PREFIX, DEFAULT_RESUME_WINDOW,
+    DEFAULT_SESSION_EXPIRY, Options,
 };
 pub use crate::session_store::RedisSessionStore;

@@ -1,15 +1,20 @@
 //! What a node's backend is built with.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
-/// The prefix of every key and channel by default.
+/// The prefix of every key by default.
 pub const DEFAULT_PREFIX: &str = "mcp";
 
-/// How long a node's lease lives without renewal by default: 1.5 s.
+/// How long a node's lease lives without renewal by default: 750 ms.
 ///
-/// The node renews it every third of it, so two renewals may fail (a Redis hiccup) before
-/// another node may take its sessions over; a dead node's sessions move within it.
-pub const DEFAULT_LEASE: Duration = Duration::from_millis(1500);
+/// It bounds failover: a killed node's sessions go on elsewhere once its lease lapses, within
+/// this of its last renewal, so that a client waits under a second. The node renews it every
+/// third of it, each renewal good for a lease from when it was *sent*, so a Redis stall or a
+/// pause of the process shorter than two thirds of it (500 ms) never costs the node its
+/// sessions; a longer one fences the node until it is back. Four renewals a second per node are
+/// what it costs Redis.
+pub const DEFAULT_LEASE: Duration = Duration::from_millis(750);
 
 /// How long one Redis command may take by default: 1 s.
 ///
@@ -29,16 +34,18 @@ pub const DEFAULT_MAX_EVENTS_PER_SESSION: usize = 4096;
 pub const DEFAULT_MAX_BYTES_PER_SESSION: usize =
     mcp_streamable_server::DEFAULT_MAX_STORE_BYTES_PER_SESSION;
 
-/// How long a forward waits for the holder's answer by default: 5 s.
-pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The envelopes from other nodes waiting for this node's service by default: 1024.
+/// How long a finished stream's events are kept for a client to resume it by default: 60 s.
 ///
-/// A full inbox refuses the next at once, so that the sender fails fast instead of queueing.
-pub const DEFAULT_INBOX_CAPACITY: usize = 1024;
+/// A client whose stream broke comes back after the priming event's `retry` (1 s), backing off
+/// for at most a few attempts (up to 30 s apart): within a minute, or never. An idle session
+/// then holds its record only.
+pub const DEFAULT_RESUME_WINDOW: Duration = Duration::from_secs(60);
 
-/// The forwards this node may have waiting for answers by default: 4096.
-pub const DEFAULT_MAX_PENDING_FORWARDS: usize = 4096;
+/// Where a node listens for its peers by default: a port of the loopback the OS picks, which
+/// only nodes on the same host reach. Give each node an address its peers reach
+/// ([`Options::peer_addr`]).
+pub const DEFAULT_PEER_ADDR: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 
 /// How a node's [`RedisBackend`](crate::RedisBackend) behaves.
 ///
@@ -49,10 +56,11 @@ pub const DEFAULT_MAX_PENDING_FORWARDS: usize = 4096;
 /// let options = Options::default()
 ///     .prefix("myapp:mcp")
 ///     .node("node-a")
+///     .peer_addr("10.0.0.7:7001".parse().unwrap())
 ///     .session_expiry(Duration::from_secs(600));
 /// # let _ = options;
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Options {
     pub(crate) prefix: String,
@@ -62,9 +70,28 @@ pub struct Options {
     pub(crate) session_expiry: Duration,
     pub(crate) max_events_per_session: usize,
     pub(crate) max_bytes_per_session: usize,
-    pub(crate) forward_timeout: Duration,
-    pub(crate) inbox_capacity: usize,
-    pub(crate) max_pending_forwards: usize,
+    pub(crate) resume_window: Duration,
+    pub(crate) peer_addr: SocketAddr,
+    pub(crate) advertise: Option<SocketAddr>,
+    pub(crate) secret: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("prefix", &self.prefix)
+            .field("node", &self.node)
+            .field("lease", &self.lease)
+            .field("command_timeout", &self.command_timeout)
+            .field("session_expiry", &self.session_expiry)
+            .field("max_events_per_session", &self.max_events_per_session)
+            .field("max_bytes_per_session", &self.max_bytes_per_session)
+            .field("resume_window", &self.resume_window)
+            .field("peer_addr", &self.peer_addr)
+            .field("advertise", &self.advertise)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl Default for Options {
@@ -77,32 +104,34 @@ impl Default for Options {
             session_expiry: DEFAULT_SESSION_EXPIRY,
             max_events_per_session: DEFAULT_MAX_EVENTS_PER_SESSION,
             max_bytes_per_session: DEFAULT_MAX_BYTES_PER_SESSION,
-            forward_timeout: DEFAULT_FORWARD_TIMEOUT,
-            inbox_capacity: DEFAULT_INBOX_CAPACITY,
-            max_pending_forwards: DEFAULT_MAX_PENDING_FORWARDS,
+            resume_window: DEFAULT_RESUME_WINDOW,
+            peer_addr: DEFAULT_PEER_ADDR,
+            advertise: None,
+            secret: None,
         }
     }
 }
 
 impl Options {
-    /// The prefix of every key and channel (default [`DEFAULT_PREFIX`]): servers with different
-    /// prefixes share a Redis without seeing each other.
+    /// The prefix of every key (default [`DEFAULT_PREFIX`]): servers with different prefixes
+    /// share a Redis without seeing each other. Without braces: the keys' hash tags follow it.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
     }
 
-    /// This node's name, unique among the nodes (default: a random UUID, new at each start, so
-    /// that a restarted process is a new node).
+    /// This node's name, unique among the nodes (default: a random UUID). A process started
+    /// again under the same name (a container restarted with a fixed pod name) is a new
+    /// incarnation of it: the sessions of the one before go on at once, here or on any node.
     pub fn node(mut self, node: impl Into<String>) -> Self {
         self.node = node.into();
         self
     }
 
     /// How long the node's lease lives without renewal (default [`DEFAULT_LEASE`]); it is
-    /// renewed every third of it. At least 3 ms.
+    /// renewed every third of it. At least 30 ms.
     pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease.max(Duration::from_millis(3));
+        self.lease = lease.max(Duration::from_millis(30));
         self
     }
 
@@ -129,40 +158,57 @@ impl Options {
     }
 
     /// The bytes of events one session keeps, 64 bytes of bookkeeping counted per event
-    /// (default [`DEFAULT_MAX_BYTES_PER_SESSION`]).
+    /// (default [`DEFAULT_MAX_BYTES_PER_SESSION`]). A message larger than this is not kept: a
+    /// response gets a stand-in, an error saying so, which a client resuming reads in its place.
     pub fn max_bytes_per_session(mut self, bytes: usize) -> Self {
         self.max_bytes_per_session = bytes;
         self
     }
 
-    /// How long a forward waits for the holder's answer (default
-    /// [`DEFAULT_FORWARD_TIMEOUT`]).
-    pub fn forward_timeout(mut self, timeout: Duration) -> Self {
-        self.forward_timeout = timeout;
+    /// How long a finished stream's events are kept for a client to resume it (default
+    /// [`DEFAULT_RESUME_WINDOW`]). At least 1 ms.
+    pub fn resume_window(mut self, window: Duration) -> Self {
+        self.resume_window = window.max(Duration::from_millis(1));
         self
     }
 
-    /// The envelopes from other nodes that may wait for this node's service (default
-    /// [`DEFAULT_INBOX_CAPACITY`]). At least 1.
-    pub fn inbox_capacity(mut self, capacity: usize) -> Self {
-        self.inbox_capacity = capacity.max(1);
+    /// Where this node listens for the requests other nodes forward it (default
+    /// [`DEFAULT_PEER_ADDR`], the loopback): an address the other nodes reach, on a network
+    /// clients do not (the requests are signed, not encrypted).
+    pub fn peer_addr(mut self, addr: SocketAddr) -> Self {
+        self.peer_addr = addr;
         self
     }
 
-    /// The forwards this node may have waiting for answers (default
-    /// [`DEFAULT_MAX_PENDING_FORWARDS`]).
-    pub fn max_pending_forwards(mut self, forwards: usize) -> Self {
-        self.max_pending_forwards = forwards;
+    /// The address the other nodes are told to reach this node at, when it is not
+    /// [`peer_addr`](Options::peer_addr) (behind NAT, or bound to `0.0.0.0`).
+    pub fn advertise(mut self, addr: SocketAddr) -> Self {
+        self.advertise = Some(addr);
+        self
+    }
+
+    /// The key with which the nodes sign the requests they forward to each other (default:
+    /// a random key the first node stores in Redis, which every node reads: then whoever can
+    /// read Redis can forge a forward, as they could change the sessions anyway).
+    pub fn secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.secret = Some(secret.into());
         self
     }
 
     /// The lifetime of a session's keys: the session expiry and a quarter.
     pub(crate) fn key_ttl_ms(&self) -> u64 {
-        let ttl = self.session_expiry + self.session_expiry / 4;
-        u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+        millis(self.session_expiry + self.session_expiry / 4).max(1)
     }
 
     pub(crate) fn lease_ms(&self) -> u64 {
-        u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
+        millis(self.lease)
     }
+
+    pub(crate) fn window_ms(&self) -> u64 {
+        millis(self.resume_window).max(1)
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

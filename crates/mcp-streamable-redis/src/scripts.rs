@@ -1,4 +1,4 @@
-//! The Lua scripts: each runs atomically in Redis, in one round trip.
+//! The Lua scripts: each runs atomically in Redis, in one round trip, on the keys of one slot.
 
 use std::sync::LazyLock;
 
@@ -13,34 +13,39 @@ macro_rules! script {
 }
 
 script!(
-    /// Appends an event and trims the session's log to its caps.
-    APPEND,
-    "append.lua"
+    /// A session starts: its record, held by this node.
+    START,
+    "start.lua"
 );
 script!(
-    /// The events of a stream after an index, or why there are none.
-    REPLAY,
-    "replay.lua"
+    /// Takes a session over from the holder read: a compare-and-swap.
+    TAKE_OVER,
+    "take_over.lua"
 );
 script!(
-    /// Whether a stream is open, finished, or unknown.
-    IS_FINISHED,
-    "is_finished.lua"
+    /// Claims a session again for a new incarnation of its holder.
+    RECLAIM,
+    "reclaim.lua"
 );
 script!(
-    /// A stream got its last message.
-    FINISHED,
-    "finished.lua"
+    /// The holder lets go of a session that goes on.
+    HAND_OVER,
+    "hand_over.lua"
 );
 script!(
-    /// A stream was opened with a priming event.
-    OPENED,
-    "opened.lua"
+    /// A session ended: its keys go, fenced.
+    END,
+    "end.lua"
 );
 script!(
-    /// A stream began for some requests.
-    BEGAN,
-    "began.lua"
+    /// A session's record, kept by a session store used without a cluster.
+    CREATE,
+    "create.lua"
+);
+script!(
+    /// A session's record.
+    LOAD,
+    "load.lua"
 );
 script!(
     /// A request of a session was seen.
@@ -53,7 +58,32 @@ script!(
     "set_version.lua"
 );
 script!(
-    /// Who holds a session, taking it over if its holder lapsed.
-    LOCATE,
-    "locate.lua"
+    /// A stream begins for some requests, fenced, remembering the forward that carried them.
+    BEGIN,
+    "begin.lua"
+);
+script!(
+    /// A batch of a session's writes, within its caps.
+    WRITE,
+    "write.lua"
+);
+script!(
+    /// The events of a stream after an index, or why there are none.
+    REPLAY,
+    "replay.lua"
+);
+script!(
+    /// The streams begun and not finished.
+    UNFINISHED,
+    "unfinished.lua"
+);
+script!(
+    /// The nodes' membership: registered, renewed, left, or read.
+    MEMBERS,
+    "members.lua"
+);
+script!(
+    /// The key the nodes sign their forwards with.
+    SECRET,
+    "secret.lua"
 );

@@ -1,106 +1,131 @@
-//! The [`SessionStore`] on Redis: one hash per session.
+//! The [`SessionStore`] on Redis: the record in the session's hash.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use mcp_streamable_server::{
-    ProtocolVersion, SessionRecord, SessionStore, StoreError, StoreFuture,
+    Fence, ProtocolVersion, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
 
-use crate::backend::RedisBackend;
 use crate::error::{Error, Kind};
+
+use crate::lease::Keeper;
+use crate::node::{Node, fence_args, fenced};
 use crate::scripts;
 
-/// The [`SessionStore`] of a [`RedisBackend`]: every node on the same Redis and prefix knows
-/// every session.
+/// The [`SessionStore`] of a [`RedisBackend`](crate::RedisBackend): every node on the same
+/// Redis and prefix knows every session.
 ///
 /// A record lives for the [session expiry](crate::Options::session_expiry) after the last
-/// [`touch`](SessionStore::touch), which also keeps the session's other keys (its holder and
-/// its events) alive.
+/// [`touch`](SessionStore::touch), which also keeps the session's open streams alive.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
-    backend: RedisBackend,
+    node: Arc<Node>,
+    _keeper: Arc<Keeper>,
 }
 
 impl RedisSessionStore {
-    pub(crate) fn new(backend: RedisBackend) -> Self {
-        RedisSessionStore { backend }
+    pub(crate) fn new(node: Arc<Node>, keeper: Arc<Keeper>) -> Self {
+        RedisSessionStore {
+            node,
+            _keeper: keeper,
+        }
     }
 
     async fn create(&self, record: SessionRecord) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let key = shared.keys.record(&record.id);
-        let mut fields: Vec<(&str, Vec<u8>)> = vec![
-            ("initialize", record.initialize.to_vec()),
-            ("active", time_to_field(record.last_active).into_bytes()),
-        ];
-        if let Some(owner) = &record.owner {
-            fields.push(("owner", owner.as_bytes().to_vec()));
-        }
-        if let Some(version) = record.protocol_version {
-            fields.push(("version", version.to_string().into_bytes()));
-        }
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .del(&key)
-            .hset_multiple(&key, &fields)
-            .pexpire(&key, shared.options.key_ttl_ms() as i64);
-        shared.pipe::<()>(&pipe).await
+        let node = &self.node;
+        let mut call = scripts::CREATE.prepare_invoke();
+        call.key(node.keys.session(&record.id))
+            .key(node.keys.record(&record.id))
+            .arg(encode_record(&record))
+            .arg(time_to_field(record.last_active))
+            .arg(
+                record
+                    .protocol_version
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            )
+            .arg(node.options.key_ttl_ms());
+        node.script(&call).await.map(drop)
     }
 
     async fn load(&self, id: &str) -> Result<Option<SessionRecord>, Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("HGETALL");
-        cmd.arg(shared.keys.record(id));
-        let mut fields: HashMap<String, Vec<u8>> = shared.query(&cmd).await?;
+        let node = &self.node;
+        let mut call = scripts::LOAD.prepare_invoke();
+        call.key(node.keys.session(id)).key(node.keys.record(id));
+        let reply = node.script(&call).await?;
+        let fields: Vec<Option<Vec<u8>>> =
+            redis::FromRedisValue::from_redis_value(reply).map_err(|e| Error::redis(e.into()))?;
         if fields.is_empty() {
             return Ok(None);
         }
-        record_from_fields(id, &mut fields)
+        record_from_fields(id, fields)
             .map(Some)
             .ok_or_else(|| Error::new(Kind::Malformed))
     }
 
-    async fn touch(&self, id: &str, at: SystemTime) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let keys = &shared.keys;
+    async fn touch(&self, id: &str, fence: Option<Fence>, at: SystemTime) -> Result<(), Error> {
+        let node = &self.node;
         let mut call = scripts::TOUCH.prepare_invoke();
-        call.key(keys.record(id))
-            .key(keys.holder(id))
-            .key(keys.log(id))
-            .key(keys.meta(id))
-            .arg(time_to_field(at))
-            .arg(shared.options.key_ttl_ms());
-        shared.script(&call).await.map(drop)
+        call.key(node.keys.session(id)).key(node.keys.record(id));
+        fence_args(&mut call, &node.options.node, fence);
+        call.arg(time_to_field(at)).arg(node.options.key_ttl_ms());
+        fenced(&node.script(&call).await?)
     }
 
-    async fn set_version(&self, id: &str, version: ProtocolVersion) -> Result<(), Error> {
-        let shared = &self.backend.shared;
+    async fn set_version(
+        &self,
+        id: &str,
+        fence: Option<Fence>,
+        version: ProtocolVersion,
+    ) -> Result<(), Error> {
+        let node = &self.node;
         let mut call = scripts::SET_VERSION.prepare_invoke();
-        call.key(shared.keys.record(id)).arg(version.to_string());
-        shared.script(&call).await.map(drop)
+        call.key(node.keys.session(id));
+        fence_args(&mut call, &node.options.node, fence);
+        call.arg(version.to_string());
+        fenced(&node.script(&call).await?)
     }
 
     async fn remove(&self, id: &str) -> Result<(), Error> {
-        let shared = &self.backend.shared;
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(shared.keys.record(id));
-        shared.query::<()>(&cmd).await
+        let node = &self.node;
+        let mut call = scripts::END.prepare_invoke();
+        call.key(node.keys.session(id));
+        fence_args(&mut call, &node.options.node, None);
+        node.script(&call).await.map(drop)
     }
 }
 
-/// The record of session `id` from its hash's fields.
-fn record_from_fields(id: &str, fields: &mut HashMap<String, Vec<u8>>) -> Option<SessionRecord> {
-    let initialize = Bytes::from(fields.remove("initialize")?);
-    let owner = match fields.remove("owner") {
-        Some(owner) => Some(String::from_utf8(owner).ok()?),
-        None => None,
-    };
+/// The large part of a record, one string: `"<owner length> <owner><initialize>"`, the length
+/// 0 for no owner (an empty owner is one of length 0 too: none).
+pub(crate) fn encode_record(record: &SessionRecord) -> Vec<u8> {
+    let owner = record.owner.as_deref().unwrap_or("");
+    let mut out = format!("{} {owner}", owner.len()).into_bytes();
+    out.extend_from_slice(&record.initialize);
+    out
+}
+
+/// The owner and the `initialize` of [`encode_record`]'s string.
+fn decode_record(encoded: &[u8]) -> Option<(Option<String>, Bytes)> {
+    let space = encoded.iter().position(|b| *b == b' ')?;
+    let len: usize = std::str::from_utf8(&encoded[..space]).ok()?.parse().ok()?;
+    let rest = encoded.get(space + 1..)?;
+    let owner = std::str::from_utf8(rest.get(..len)?).ok()?.to_owned();
+    let initialize = Bytes::copy_from_slice(rest.get(len..)?);
+    Some(((!owner.is_empty()).then_some(owner), initialize))
+}
+
+/// The record of session `id` from `load.lua`'s answer: the record string, active, version.
+fn record_from_fields(id: &str, fields: Vec<Option<Vec<u8>>>) -> Option<SessionRecord> {
+    let mut fields = fields.into_iter();
+    let (owner, initialize) = decode_record(&fields.next()??)?;
+    let active = fields.next()??;
+    let version = fields.next()?;
     let mut record = SessionRecord::new(id, initialize, owner);
-    record.last_active = time_from_field(std::str::from_utf8(fields.get("active")?).ok()?)?;
-    record.protocol_version = match fields.get("version") {
-        Some(version) => Some(std::str::from_utf8(version).ok()?.parse().ok()?),
+    record.last_active = time_from_field(std::str::from_utf8(&active).ok()?)?;
+    record.protocol_version = match version {
+        Some(version) => Some(std::str::from_utf8(&version).ok()?.parse().ok()?),
         None => None,
     };
     Some(record)
@@ -108,7 +133,7 @@ fn record_from_fields(id: &str, fields: &mut HashMap<String, Vec<u8>>) -> Option
 
 /// A time as fixed-width digits (seconds, then nanoseconds, since the epoch), so that Lua
 /// compares two as strings, exactly to the nanosecond.
-fn time_to_field(at: SystemTime) -> String {
+pub(crate) fn time_to_field(at: SystemTime) -> String {
     let since = at
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
@@ -124,12 +149,6 @@ fn time_from_field(field: &str) -> Option<SystemTime> {
     SystemTime::UNIX_EPOCH.checked_add(since)
 }
 
-fn logged(result: Result<(), Error>) {
-    if let Err(error) = result {
-        tracing::warn!(%error, "redis session store: remove failed");
-    }
-}
-
 impl SessionStore for RedisSessionStore {
     fn create(&self, record: SessionRecord) -> StoreFuture<'_, Result<(), StoreError>> {
         Box::pin(async move { Ok(self.create(record).await?) })
@@ -142,20 +161,34 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move { Ok(self.load(id).await?) })
     }
 
-    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.touch(id, at).await?) })
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        fence: Option<Fence>,
+        at: SystemTime,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.touch(id, fence, at).await.map_err(Error::into_store) })
     }
 
     fn set_version<'a>(
         &'a self,
         id: &'a str,
+        fence: Option<Fence>,
         version: ProtocolVersion,
     ) -> StoreFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.set_version(id, version).await?) })
+        Box::pin(async move {
+            self.set_version(id, fence, version)
+                .await
+                .map_err(Error::into_store)
+        })
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move { logged(self.remove(id).await) })
+        Box::pin(async move {
+            if let Err(error) = self.remove(id).await {
+                tracing::warn!(%error, session_id = id, "redis session store: remove failed");
+            }
+        })
     }
 }
 
@@ -175,11 +208,23 @@ mod tests {
     }
 
     #[test]
+    fn records_round_trip_whatever_their_owner() {
+        for owner in [
+            None,
+            Some("iss sub client".to_owned()),
+            Some("ünï 3".to_owned()),
+        ] {
+            let record = SessionRecord::new("s", Bytes::from_static(b"{\"a\": 1} 2"), owner);
+            let (owner, initialize) = decode_record(&encode_record(&record)).unwrap();
+            assert_eq!((owner, initialize), (record.owner, record.initialize));
+        }
+        assert!(decode_record(b"9 short").is_none());
+        assert!(decode_record(b"x y").is_none());
+    }
+
+    #[test]
     fn a_record_without_its_initialize_is_malformed() {
-        let mut fields = HashMap::from([(
-            "active".to_owned(),
-            time_to_field(SystemTime::now()).into_bytes(),
-        )]);
-        assert!(record_from_fields("s", &mut fields).is_none());
+        let active = time_to_field(SystemTime::now()).into_bytes();
+        assert!(record_from_fields("s", vec![None, Some(active), None, None]).is_none());
     }
 }

@@ -79,17 +79,20 @@
 //! order of the sends, never while holding a session's lock, and asks the event store, not its
 //! own counters, whether a `Last-Event-ID` was given out.
 //!
-//! # Several nodes (N1-N7)
+//! # Several nodes (N1-N10)
 //!
-//! With a [`Cluster`] ([`Config::cluster`]) and an event store and session store that every
-//! node shares, several processes behind a load balancer without session affinity serve one
-//! set of sessions. A session's application runs on one node, its holder; a request reaching
-//! another node is forwarded to the holder, and its answer followed from the shared event
-//! store, so any node serves any POST, GET, resumption or DELETE. When a holder dies, the next
-//! node a request of its session reaches takes it over: it starts the application again from
-//! the stored `initialize` (the factory's parts carry [`Restarted`]) and answers the requests
-//! the dead holder left unanswered with errors. [`InMemoryNetwork`] runs nodes in one process
-//! (for tests); `mcp-streamable-redis` shares them through Redis.
+//! With a [`Cluster`] ([`Config::cluster`], which brings the event store and session store
+//! every node shares), several processes behind a load balancer without session affinity serve
+//! one set of sessions. A session's application runs on one node, its holder; a request
+//! reaching another node is sent to the holder over HTTP/2, signed, and its answer relayed, so
+//! any node serves any POST, GET, resumption or DELETE. Every write of a session carries its
+//! [`Fence`], and a node delivers nothing while its [`Lease`] does not hold: a node that was
+//! paused or cut off, and whose sessions were taken over meanwhile, changes nothing of them.
+//! When a holder dies, the next node a request of its session reaches takes it over: it starts
+//! the application again from the stored `initialize` (the factory's parts carry
+//! [`Restarted`]) and answers the requests the dead holder left unanswered with errors.
+//! [`InMemoryNetwork`] runs nodes in one process (for tests); `mcp-streamable-redis` shares
+//! them through Redis or a Redis Cluster.
 //!
 //! # Memory (S22)
 //!
@@ -121,12 +124,15 @@
 //!    connection's timeouts and reset budget, graceful shutdown.
 //! 2. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
 //!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses;
-//!    with a cluster, the requests handed to other nodes and the streams followed from the
-//!    store.
-//! 3. `core`: the session core, which knows nothing of HTTP requests and responses: the
+//!    with a cluster, the requests of sessions held elsewhere sent to their holder and its
+//!    streams relayed, and the other nodes' requests served.
+//! 3. `cluster`: several nodes: where a session is served (and its takeover), the signature of
+//!    the requests nodes forward each other, the HTTP/2 connections to the peers, the directory
+//!    of holders, the lease's consequences, and the in-memory network.
+//! 4. `core`: the session core, which knows nothing of HTTP requests and responses: the
 //!    sessions and their state machine, readers, the stores, the application's connection,
-//!    the cluster seam and the takeover of a dead holder's sessions.
-//! 4. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
+//!    the cluster seam with its fences and lease, and a session restored from its record.
+//! 5. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
 //!    `initialize` and of the per-request `_meta`.
 //!
 //! # Authorization (feature `auth`)
@@ -157,6 +163,7 @@
 #![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod cluster;
 mod core;
 mod http;
 mod protocol;
@@ -164,9 +171,9 @@ mod protocol;
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 
+pub use crate::cluster::memory::{InMemoryCluster, InMemoryNetwork};
 pub use crate::core::cluster::{
-    Change, Cluster, Forwarded, InMemoryCluster, InMemoryNetwork, Location, NotHolder, Restarted,
-    Watch,
+    Cluster, Fence, Holder, Location, Member, NotHolder, Restarted, TakeOver,
 };
 pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
@@ -176,9 +183,10 @@ pub use crate::core::config::{
 };
 pub use crate::core::connection::{ServerConnection, ServerSender};
 pub use crate::core::event_store::{
-    DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore, InMemoryEventStore,
-    ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished,
+    Begun, DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore,
+    InMemoryEventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
 };
+pub use crate::core::lease::Lease;
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

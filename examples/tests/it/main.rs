@@ -17,6 +17,7 @@ mod serve;
 mod browser;
 
 mod echo;
+mod faults;
 mod nodes;
 mod oauth;
 mod protected;

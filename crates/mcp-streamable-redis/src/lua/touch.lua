@@ -1,12 +1,17 @@
--- A request of the session was seen: the time moves forward only, and every key of the
--- session lives on. Nothing for an unknown session.
--- KEYS: record, holder, log, meta. ARGV: time (fixed-width digits), key ttl (ms).
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local current = redis.call('HGET', KEYS[1], 'active')
-if not current or ARGV[1] > current then
-  redis.call('HSET', KEYS[1], 'active', ARGV[1])
-end
-for i = 1, 4 do
-  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+-- A request of the session was seen: the time moves forward only, and the session's keys live
+-- on (its open streams' too).
+-- KEYS: the session, its record. ARGV: node, incarnation, generation ('' for no fence), time (fixed-width
+-- digits), key ttl (ms).
+-- Returns 1; 0 for an unknown session without a fence; -1 when the fence is not the holding.
+local key = KEYS[1]
+local h = redis.call('HMGET', key, 'node', 'inc', 'gen', 'active', 'st')
+if ARGV[1] ~= '' and (h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3]) then return -1 end
+if not h[4] then return 0 end
+if ARGV[4] > h[4] then redis.call('HSET', key, 'active', ARGV[4]) end
+redis.call('PEXPIRE', key, ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+for stream in string.gmatch(h[5] or '', '%d+') do
+  local s = redis.call('HGET', key, 's:' .. stream)
+  if s and string.match(s, '^%S+ %S+ 0 ') then redis.call('PEXPIRE', key .. ':' .. stream, ARGV[5]) end
 end
 return 1

@@ -1,519 +1,265 @@
-//! The `Cluster` on Redis: holders, lapses, forwards, watches.
-
-use std::time::{Duration, Instant};
+//! The `Cluster` on Redis and on a Redis Cluster: holders, fences, takeovers, incarnations.
 
 use bytes::Bytes;
-use mcp_jsonrpc::Id;
-use mcp_streamable_redis::{Error, RedisBackend};
+use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::{
-    Change, Cluster, EventStore, Location, SessionRecord, SessionStore, Watch,
+    Cluster, EventStore, Fence, Holder, Location, NotHolder, SessionRecord, SessionStore, TakeOver,
+    Write,
 };
 
-use crate::support::{self, PATIENCE, eventually, node, options, redis};
+use crate::support::{LEASE, PATIENCE, POLL, Redis, eventually, on_both, options};
 
-async fn create(backend: &RedisBackend, id: &str) {
+async fn start(backend: &RedisBackend, id: &str) -> Fence {
     let record = SessionRecord::new(id, Bytes::from_static(b"{}"), None);
-    backend.session_store().create(record).await.unwrap();
-    backend.cluster().hold(id).await.unwrap();
+    backend.cluster().start(&record).await.unwrap()
 }
 
-/// Waits until `node`'s lease has lapsed in Redis.
-async fn lapsed(redis: &mcp_streamable_redis::testing::RedisServer, node: &str) {
-    let raw = support::raw(redis).await;
-    let key = format!("t:node:{node}");
-    eventually("the lease lapses", || {
-        let mut raw = raw.clone();
-        let key = key.clone();
-        async move {
-            let n: u64 = redis::cmd("EXISTS")
-                .arg(&key)
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            n == 0
-        }
-    })
-    .await;
-}
-
-/// The next change of `watch` that is not a write, within [`PATIENCE`].
-async fn next_other_than_written(watch: &mut Watch) -> Change {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, watch.recv()).await {
-            Ok(Some(Change::Written { .. })) => continue,
-            Ok(Some(change)) => return change,
-            Ok(None) => panic!("the watch ended"),
-            Err(_) => panic!("no change within {PATIENCE:?}"),
+/// Takes `session` over from what `from` says, waiting out a lapse or the records' quiet:
+/// what it came to.
+async fn take_over(backend: &RedisBackend, session: &str, from: &Location) -> TakeOver {
+    let tries = PATIENCE.as_millis() / POLL.as_millis();
+    for _ in 0..tries {
+        match backend.cluster().take_over(session, from).await.unwrap() {
+            TakeOver::Alive(_) | TakeOver::Wait(_) => tokio::time::sleep(POLL).await,
+            other => return other,
         }
     }
+    panic!("{session} was not taken over within {PATIENCE:?}");
 }
 
-fn error_of(error: mcp_streamable_server::StoreError) -> Box<Error> {
-    error.downcast::<Error>().expect("the backend's error")
-}
-
-#[tokio::test]
-async fn the_holder_is_here_for_itself_and_elsewhere_for_the_others() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    create(&a, "s").await;
-    assert_eq!(a.cluster().node(), "a");
-    assert_eq!(a.cluster().locate("s").await.unwrap(), Location::Here);
-    assert_eq!(
-        b.cluster().locate("s").await.unwrap(),
-        Location::Elsewhere { node: "a".into() }
-    );
+async fn the_holder_is_known_to_every_node(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    let fence = start(&a, "s").await;
+    assert_eq!(fence.generation, 0);
+    assert_eq!(fence.incarnation, a.cluster().lease().incarnation());
+    let location = b.cluster().locate("s").await.unwrap();
+    assert_eq!(location, Location::Held(Holder::new("a", fence)));
     assert_eq!(
         b.cluster().locate("nobody").await.unwrap(),
         Location::Unknown
     );
+    // The membership names a, alive, where it listens.
+    let member = b.cluster().member("a").expect("a is a member");
+    assert_eq!(member.incarnation, fence.incarnation);
+    assert_eq!(member.address, a.address());
+    // Alive: nobody takes its sessions over.
+    assert!(matches!(
+        b.cluster().take_over("s", &location).await.unwrap(),
+        TakeOver::Alive(_) | TakeOver::Wait(_)
+    ));
 }
+on_both!(the_holder_is_known_to_every_node);
 
-#[tokio::test]
-async fn a_lapsed_holder_is_taken_over_once_with_a_new_generation() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    let c = node(&redis, "c", options()).await;
-    create(&a, "s").await;
+async fn a_lapsed_holder_is_taken_over_once_with_a_new_generation(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    let c = redis.node("c", options()).await;
+    start(&a, "s").await;
+    let location = b.cluster().locate("s").await.unwrap();
     drop(a);
-    lapsed(&redis, "a").await;
-    assert_eq!(
-        b.cluster().locate("s").await.unwrap(),
-        Location::TakenOver { generation: 1 }
-    );
-    assert_eq!(b.cluster().locate("s").await.unwrap(), Location::Here);
+    let TakeOver::Taken(fence) = take_over(&b, "s", &location).await else {
+        panic!("not taken");
+    };
+    assert_eq!(fence.generation, 1);
     assert_eq!(
         c.cluster().locate("s").await.unwrap(),
-        Location::Elsewhere { node: "b".into() }
+        Location::Held(Holder::new("b", fence))
     );
-    drop(b);
-    lapsed(&redis, "b").await;
+    // The race is decided: whoever read the old holder finds the records moved on.
     assert_eq!(
-        c.cluster().locate("s").await.unwrap(),
-        Location::TakenOver { generation: 2 }
+        c.cluster().take_over("s", &location).await.unwrap(),
+        TakeOver::Moved
     );
 }
+on_both!(a_lapsed_holder_is_taken_over_once_with_a_new_generation);
 
-#[tokio::test]
-async fn of_two_nodes_racing_for_a_lapsed_session_exactly_one_wins() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    let c = node(&redis, "c", options()).await;
+async fn of_two_nodes_racing_for_a_lapsed_session_exactly_one_wins(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    let c = redis.node("c", options()).await;
     for i in 0..20 {
-        create(&a, &format!("s{i}")).await;
+        start(&a, &format!("s{i}")).await;
+    }
+    let location = |i: usize| {
+        let b = b.clone();
+        async move { b.cluster().locate(&format!("s{i}")).await.unwrap() }
+    };
+    let mut locations = Vec::new();
+    for i in 0..20 {
+        locations.push(location(i).await);
     }
     drop(a);
-    lapsed(&redis, "a").await;
+    // Once a is gone from the membership and the quiet is over, both race for each.
+    take_over(&b, "s0", &locations[0]).await;
     let (bc, cc) = (b.cluster(), c.cluster());
-    for i in 0..20 {
+    for (i, from) in locations.iter().enumerate().skip(1) {
         let id = format!("s{i}");
-        let (from_b, from_c) = tokio::join!(bc.locate(&id), cc.locate(&id));
-        let (from_b, from_c) = (from_b.unwrap(), from_c.unwrap());
-        let taken = Location::TakenOver { generation: 1 };
-        let won_by_b = from_b == taken && from_c == Location::Elsewhere { node: "b".into() };
-        let won_by_c = from_c == taken && from_b == Location::Elsewhere { node: "c".into() };
-        assert!(won_by_b || won_by_c, "{id}: {from_b:?} {from_c:?}");
+        let (by_b, by_c) = tokio::join!(bc.take_over(&id, from), cc.take_over(&id, from));
+        let won = [by_b.unwrap(), by_c.unwrap()]
+            .iter()
+            .filter(|t| matches!(t, TakeOver::Taken(_)))
+            .count();
+        assert_eq!(won, 1, "{id}");
     }
 }
+on_both!(of_two_nodes_racing_for_a_lapsed_session_exactly_one_wins);
 
-#[tokio::test]
-async fn a_released_session_held_by_nobody_is_taken_over_with_a_fresh_generation() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    create(&a, "s").await;
-    a.cluster().release("s").await;
-    let mut raw = support::raw(&redis).await;
-    assert!(support::keys(&mut raw, "t:holder:*").await.is_empty());
-    assert_eq!(
-        b.cluster().locate("s").await.unwrap(),
-        Location::TakenOver { generation: 1 }
-    );
-    b.cluster().release("s").await;
-    assert_eq!(
-        a.cluster().locate("s").await.unwrap(),
-        Location::TakenOver { generation: 2 }
-    );
-}
-
-#[tokio::test]
-async fn a_forward_reaches_the_holder_and_brings_its_answer_back() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    let mut inbox = a.cluster().inbox().expect("the inbox, the first time");
-    assert!(a.cluster().inbox().is_none());
-    let server = tokio::spawn(async move {
-        for _ in 0..3 {
-            let forwarded = inbox.recv().await.unwrap();
-            let mut answer = b"re: ".to_vec();
-            answer.extend_from_slice(&forwarded.envelope);
-            forwarded.reply.send(Bytes::from(answer)).unwrap();
-        }
-    });
-    for i in 0..3 {
-        let envelope = Bytes::from(format!("envelope {i}"));
-        let answer = b.cluster().forward("a", envelope).await.unwrap();
-        assert_eq!(answer, format!("re: envelope {i}"));
-    }
-    server.await.unwrap();
-}
-
-#[tokio::test]
-async fn a_forward_to_a_node_that_is_gone_fails_at_once() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(
-        &redis,
-        "b",
-        options().forward_timeout(Duration::from_millis(100)),
-    )
-    .await;
-    let error = error_of(
-        b.cluster()
-            .forward("nobody", Bytes::new())
-            .await
-            .unwrap_err(),
-    );
-    assert!(error.is_forward() && !error.is_timeout(), "{error}");
-    assert_eq!(
-        error.to_string(),
-        "no node listens on the target node's inbox"
-    );
-    drop(a);
-    // The dead node's pub/sub connection closes: forwards to it fail at once, not on a timeout.
-    let cluster = b.cluster();
-    eventually("forwards to the dropped node fail at once", || {
-        let cluster = cluster.clone();
-        async move {
-            let error = error_of(cluster.forward("a", Bytes::new()).await.unwrap_err());
-            error.is_forward() && !error.is_timeout()
-        }
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn a_full_inbox_refuses_at_once_and_a_dropped_envelope_fails_its_forward() {
-    let redis = redis();
-    let a = node(&redis, "a", options().inbox_capacity(1)).await;
-    let b = node(
-        &redis,
-        "b",
-        options().forward_timeout(Duration::from_secs(3600)),
-    )
-    .await;
-    let inbox = a.cluster().inbox().unwrap();
-    let first = tokio::spawn({
-        let cluster = b.cluster();
-        async move { cluster.forward("a", Bytes::from_static(b"1")).await }
-    });
-    eventually("the first envelope waits in the inbox", || {
-        let waiting = inbox.len();
-        async move { waiting == 1 }
-    })
-    .await;
-    let error = error_of(
-        b.cluster()
-            .forward("a", Bytes::from_static(b"2"))
-            .await
-            .unwrap_err(),
-    );
-    assert!(error.is_forward() && !error.is_timeout(), "{error}");
-    assert_eq!(error.to_string(), "the target node's inbox is full");
-    drop(inbox);
-    let error = error_of(first.await.unwrap().unwrap_err());
-    assert_eq!(
-        error.to_string(),
-        "the target node dropped the envelope unanswered"
-    );
-}
-
-#[tokio::test]
-async fn a_forward_nobody_answers_times_out_and_is_forgotten() {
-    let redis = redis();
-    let _a = node(&redis, "a", options()).await;
-    let b = node(
-        &redis,
-        "b",
-        options()
-            .forward_timeout(Duration::from_millis(200))
-            .max_pending_forwards(1),
-    )
-    .await;
-    // Node a never takes its inbox: the envelopes wait there unanswered. Each forward is
-    // forgotten when it times out, so the next has room.
-    for _ in 0..3 {
-        let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
-        assert!(error.is_timeout(), "{error}");
-    }
-    // A forward abandoned by its caller is forgotten too.
-    let abandoned = b.cluster();
-    let abandoned = abandoned.forward("a", Bytes::new());
+async fn a_handed_over_session_is_taken_over_at_once(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    let fence = start(&a, "s").await;
+    a.cluster().hand_over("s", fence).await;
+    let free = b.cluster().locate("s").await.unwrap();
+    assert_eq!(free, Location::Free { generation: 0 });
+    let taken = b.cluster().take_over("s", &free).await.unwrap();
     assert!(
-        tokio::time::timeout(Duration::from_millis(10), abandoned)
-            .await
-            .is_err()
-    );
-    let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
-    assert!(error.is_timeout(), "{error}");
-    let none = node(&redis, "c", options().max_pending_forwards(0)).await;
-    let error = error_of(none.cluster().forward("a", Bytes::new()).await.unwrap_err());
-    assert_eq!(
-        error.to_string(),
-        "too many forwards are waiting for answers"
+        matches!(taken, TakeOver::Taken(f) if f.generation == 1),
+        "{taken:?}"
     );
 }
+on_both!(a_handed_over_session_is_taken_over_at_once);
 
-#[tokio::test]
-async fn a_watch_hears_of_writes_on_any_node_and_of_its_holder_s_lapse() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    let c = node(&redis, "c", options()).await;
-    create(&b, "s").await;
-    let mut watch = a.cluster().watch("s", "b");
-    // The subscription is made in the background: write until it is heard.
-    let deadline = Instant::now() + PATIENCE;
-    let heard = loop {
-        assert!(
-            Instant::now() < deadline,
-            "no write heard within {PATIENCE:?}"
-        );
-        c.cluster().written("s", 7).await;
-        match tokio::time::timeout(Duration::from_millis(50), watch.recv()).await {
-            // The wake once the channel is subscribed.
-            Ok(Some(Change::Written { stream: 0 })) => continue,
-            Ok(Some(change)) => break change,
-            _ => continue,
-        }
-    };
-    assert_eq!(heard, Change::Written { stream: 7 });
-    // Another session's writes are not heard.
-    c.cluster().written("t", 1).await;
-    c.cluster().written("s", 8).await;
-    assert_eq!(
-        tokio::time::timeout(PATIENCE, watch.recv()).await.unwrap(),
-        Some(Change::Written { stream: 8 })
-    );
-    drop(b);
-    assert_eq!(
-        next_other_than_written(&mut watch).await,
-        Change::HolderLost
-    );
-}
-
-/// `watch` returns before the channel is subscribed: a write published in between is heard
-/// by nobody, so the watch is woken once it is, and its reader reads the store afresh.
-#[tokio::test]
-async fn a_new_watch_is_woken_once_its_channel_is_subscribed() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let mut first = a.cluster().watch("s", "a");
-    assert_eq!(
-        tokio::time::timeout(PATIENCE, first.recv()).await.unwrap(),
-        Some(Change::Written { stream: 0 })
-    );
-    let mut other = a.cluster().watch("t", "a");
-    assert_eq!(
-        tokio::time::timeout(PATIENCE, other.recv()).await.unwrap(),
-        Some(Change::Written { stream: 0 })
-    );
-    // The first session's channel was subscribed already: nothing for it.
-    assert!(first.try_recv().is_err());
-}
-
-#[tokio::test]
-async fn a_session_s_channel_is_subscribed_once_and_dropped_with_its_last_watch() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let first = a.cluster().watch("s", "a");
-    let second = a.cluster().watch("s", "a");
-    let raw = support::raw(&redis).await;
-    let subscribers = move || {
-        let mut raw = raw.clone();
-        async move {
-            let reply: (String, u64) = redis::cmd("PUBSUB")
-                .arg("NUMSUB")
-                .arg("t:watch:{s}")
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            reply.1
-        }
-    };
-    eventually("the channel is subscribed", || {
-        let count = subscribers();
-        async move { count.await == 1 }
-    })
-    .await;
-    drop(first);
-    drop(second);
-    eventually("the channel is unsubscribed", || {
-        let count = subscribers();
-        async move { count.await == 0 }
-    })
-    .await;
-}
-
-/// Thousands of streams must not mean thousands of connections: a node holds its command
-/// connection and its pub/sub connection, whatever it watches and forwards.
-#[tokio::test]
-async fn a_node_holds_two_connections_whatever_it_watches() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    let watches: Vec<Watch> = (0..500)
-        .map(|i| a.cluster().watch(&format!("s{i}"), "b"))
-        .collect();
-    let raw = support::raw(&redis).await;
-    let channels = move || {
-        let mut raw = raw.clone();
-        async move {
-            let channels: Vec<String> = redis::cmd("PUBSUB")
-                .arg("CHANNELS")
-                .arg("t:watch:*")
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            channels.len()
-        }
-    };
-    eventually("every session's channel is subscribed", || {
-        let count = channels();
-        async move { count.await == 500 }
-    })
-    .await;
-    let mut inbox = a.cluster().inbox().unwrap();
-    let server = tokio::spawn(async move {
-        while let Some(forwarded) = inbox.recv().await {
-            let _ = forwarded.reply.send(forwarded.envelope);
-        }
-    });
-    let forwards = (0..100).map(|i| {
-        let cluster = b.cluster();
-        async move { cluster.forward("a", Bytes::from(format!("{i}"))).await }
-    });
-    for answer in futures_util::future::join_all(forwards).await {
-        answer.unwrap();
-    }
-    let mut raw = support::raw(&redis).await;
-    let clients: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    // Two per node, and the two plain connections of this test.
-    assert_eq!(clients.lines().count(), 2 * 2 + 2, "{clients}");
-    drop(watches);
-    server.abort();
-}
-
-/// What a refused append says.
-const NOT_HOLDER: &str = "this node no longer holds the session";
-
-/// Takes `session` over on `node` from its holder while the holder is alive, as when its
-/// lease is taken for lapsed (the holder stalled): its liveness key is deleted until it is.
-async fn take_over_behind_its_back(
-    redis: &mcp_streamable_redis::testing::RedisServer,
-    holder: &str,
-    node: &RedisBackend,
-    session: &str,
-) -> u64 {
-    let mut raw = support::raw(redis).await;
-    let deadline = Instant::now() + PATIENCE;
-    while Instant::now() < deadline {
-        let _: () = redis::cmd("DEL")
-            .arg(format!("t:node:{holder}"))
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        if let Location::TakenOver { generation } = node.cluster().locate(session).await.unwrap() {
-            return generation;
-        }
-    }
-    panic!("no takeover within {PATIENCE:?}");
-}
-
-#[tokio::test]
-async fn a_node_whose_session_was_taken_over_writes_nothing_more_to_it() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(&redis, "b", options()).await;
-    create(&a, "s").await;
-    let (ours, theirs) = (a.event_store(), b.event_store());
-    ours.stream_began("s", 1, &[Id::from(1)]).await.unwrap();
-    ours.append("s", 1, 1, Bytes::from_static(b"a1"))
-        .await
-        .unwrap();
-    assert_eq!(take_over_behind_its_back(&redis, "a", &b, "s").await, 1);
-    // The server's own `NotHolder` says the same, should the append be mapped to it.
-    let refused = ours
-        .append("s", 1, 2, Bytes::from_static(b"a2"))
+/// A holder whose session was taken over behind its back (it was paused past its lease) writes
+/// and deletes nothing of it any more: its fence is not the holding.
+async fn a_stale_holder_changes_nothing(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    let stale = start(&a, "s").await;
+    // b takes it over: swapped in the records as a takeover after a's lapse would.
+    let b_fence = force_take_over(&redis, "s", "b", b.cluster().lease().incarnation()).await;
+    let refused = a
+        .event_store()
+        .write("s", Some(stale), &[Write::Finish { stream: 1 }])
         .await
         .unwrap_err();
-    assert_eq!(refused.to_string(), NOT_HOLDER);
-    let refused = error_of(ours.stream_began("s", 2, &[Id::from(2)]).await.unwrap_err());
-    assert!(refused.is_not_holder(), "{refused}");
-    ours.stream_opened("s", 3).await;
-    // The holder's writes go on; the old one's left nothing.
-    theirs
-        .append("s", 1, 2, Bytes::from_static(b"b2"))
+    assert!(refused.downcast_ref::<NotHolder>().is_some());
+    let refused = a
+        .session_store()
+        .touch("s", Some(stale), std::time::SystemTime::now())
+        .await
+        .unwrap_err();
+    assert!(refused.downcast_ref::<NotHolder>().is_some());
+    a.cluster().end("s", stale).await;
+    a.cluster().hand_over("s", stale).await;
+    assert_eq!(a.cluster().reclaim("s", stale).await.unwrap(), None);
+    assert_eq!(
+        b.cluster().locate("s").await.unwrap(),
+        Location::Held(Holder::new("b", b_fence)),
+        "nothing of the live holding changed"
+    );
+    b.cluster().end("s", b_fence).await;
+    assert_eq!(b.cluster().locate("s").await.unwrap(), Location::Unknown);
+}
+on_both!(a_stale_holder_changes_nothing);
+
+/// Swaps the holder as a takeover does, whatever the membership says (a test's stand-in for a
+/// lapse the test cannot wait for).
+async fn force_take_over(redis: &Redis, session: &str, node: &str, incarnation: u64) -> Fence {
+    let key = format!("t:{{{session}}}");
+    let generation: u64 = redis
+        .cli(&["hincrby", &key, "gen", "1"])
+        .trim()
+        .parse()
+        .expect("a generation");
+    let generation_text = generation.to_string();
+    let incarnation_text = incarnation.to_string();
+    redis.cli(&[
+        "hset",
+        &key,
+        "node",
+        node,
+        "inc",
+        &incarnation_text,
+        "gen",
+        &generation_text,
+    ]);
+    Fence::new(incarnation, generation)
+}
+
+async fn a_node_restarted_under_its_name_is_a_new_incarnation(redis: Redis) {
+    let first = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    start(&first, "s").await;
+    let location = b.cluster().locate("s").await.unwrap();
+    // The same name again, as a restarted container: the first's holdings are anyone's at once.
+    let second = redis.node("a", options()).await;
+    assert_ne!(
+        second.cluster().lease().incarnation(),
+        first.cluster().lease().incarnation()
+    );
+    let taken = take_over(&b, "s", &location).await;
+    assert!(matches!(taken, TakeOver::Taken(_)), "{taken:?}");
+    // The first learns at its next renewal that it is no longer the node of that name: its
+    // lease lapses, and it comes back as an incarnation of its own.
+    let lease = first.cluster().lease().clone();
+    let before = lease.incarnation();
+    eventually("the first incarnation learns it lapsed", || {
+        let lease = lease.clone();
+        async move { lease.incarnation() != before }
+    })
+    .await;
+}
+on_both!(a_node_restarted_under_its_name_is_a_new_incarnation);
+
+async fn a_node_back_from_a_lapse_reclaims_what_nobody_took(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let fence = start(&a, "s").await;
+    let lease = a.cluster().lease().clone();
+    // Its membership lapses behind its back (as when it was paused past its lease).
+    redis.cli(&["hdel", "t:{m}:members", "a"]);
+    eventually("the node comes back as a new incarnation", || {
+        let lease = lease.clone();
+        async move { lease.incarnation() != fence.incarnation && lease.is_valid() }
+    })
+    .await;
+    let reclaimed = a
+        .cluster()
+        .reclaim("s", fence)
+        .await
+        .unwrap()
+        .expect("claimed");
+    assert_eq!(reclaimed.generation, fence.generation);
+    assert_eq!(reclaimed.incarnation, lease.incarnation());
+    a.event_store()
+        .write("s", Some(reclaimed), &[Write::Open { stream: 1 }])
         .await
         .unwrap();
-    let events = theirs.replay_after("s", 1, 0).await.unwrap();
-    let messages: Vec<&[u8]> = events.iter().map(|e| e.message.as_ref()).collect();
-    assert_eq!(messages, [&b"a1"[..], b"b2"]);
-    assert_eq!(theirs.unfinished("s").await.unwrap().len(), 1);
-    assert_eq!(theirs.is_finished("s", 3).await.unwrap(), None);
 }
+on_both!(a_node_back_from_a_lapse_reclaims_what_nobody_took);
 
-#[tokio::test]
-async fn a_holder_redis_forgot_writes_no_key_back() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    create(&a, "s").await;
-    let mut raw = support::raw(&redis).await;
-    // What a restarted Redis without persistence keeps of the session: nothing.
-    let _: () = redis::cmd("FLUSHALL").query_async(&mut raw).await.unwrap();
-    let events = a.event_store();
-    let refused = events.append("s", 1, 1, Bytes::new()).await.unwrap_err();
-    assert_eq!(refused.to_string(), NOT_HOLDER);
-    assert!(events.stream_began("s", 1, &[Id::from(1)]).await.is_err());
-    events.stream_opened("s", 0).await;
-    events.stream_finished("s", 1).await;
-    assert!(support::keys(&mut raw, "t:*{s}").await.is_empty());
-}
-
-#[tokio::test]
-async fn a_store_used_without_the_cluster_writes_as_asked() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let events = a.event_store();
-    events.append("s", 1, 1, Bytes::new()).await.unwrap();
-    events.stream_began("s", 2, &[Id::from(1)]).await.unwrap();
-    assert_eq!(events.replay_after("s", 1, 0).await.unwrap().len(), 1);
-}
-
-#[tokio::test]
-async fn a_forward_to_a_node_whose_service_is_gone_fails_as_unanswered_at_once() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let b = node(
-        &redis,
-        "b",
-        options().forward_timeout(Duration::from_secs(3600)),
-    )
+/// After Redis lost its data, every node registers anew; nobody takes a session over until a
+/// lease has passed, so that every live node had one to renew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_redis_lost_its_data_nobody_takes_over_for_a_lease() {
+    let mut redis = Redis::single();
+    let a = redis.node("a", options()).await;
+    let b = redis.node("b", options()).await;
+    redis.server().restart().expect("redis-server restarts");
+    let (la, lb) = (a.cluster().lease().clone(), b.cluster().lease().clone());
+    let (ia, ib) = (la.incarnation(), lb.incarnation());
+    eventually("both nodes registered anew", || {
+        let (la, lb) = (la.clone(), lb.clone());
+        async move { la.incarnation() != ia && lb.incarnation() != ib && la.is_valid() }
+    })
     .await;
-    drop(a.cluster().inbox().unwrap());
-    let error = error_of(b.cluster().forward("a", Bytes::new()).await.unwrap_err());
-    assert_eq!(
-        error.to_string(),
-        "the target node dropped the envelope unanswered"
+    let location = Location::Held(Holder::new("ghost", Fence::new(3, 0)));
+    redis.cli(&["hset", "t:{s}", "node", "ghost", "inc", "3", "gen", "0"]);
+    // The seams' connection comes back after its first command fails.
+    let cluster = b.cluster();
+    eventually("the command connection is back", || {
+        let cluster = cluster.clone();
+        async move { cluster.locate("s").await.is_ok() }
+    })
+    .await;
+    let first = b.cluster().take_over("s", &location).await.unwrap();
+    assert!(
+        matches!(first, TakeOver::Wait(d) if d <= LEASE),
+        "{first:?}"
+    );
+    let taken = take_over(&b, "s", &location).await;
+    assert!(
+        matches!(taken, TakeOver::Taken(f) if f.generation == 1),
+        "{taken:?}"
     );
 }

@@ -1,17 +1,35 @@
-//! The `EventStore` contract, as the in-memory store's tests state it, on Redis.
+//! The `EventStore` contract, as the in-memory store's tests state it, on Redis and on a Redis
+//! Cluster; and what only a shared store does: forwards begun once, fences, the resume window,
+//! messages too large to keep.
+
+use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::Id;
+use mcp_jsonrpc::{Body, Id, Message};
 use mcp_streamable_redis::RedisEventStore;
-use mcp_streamable_server::{EventStore, ReplayError, Unfinished};
+use mcp_streamable_server::{
+    Begun, Cluster, EventStore, Fence, NotHolder, ReplayError, SessionRecord, Unfinished, Write,
+};
 
-use crate::support::{self, node, options, redis};
+use crate::support::{Redis, on_both, options};
 
-/// What the in-memory store charges per event on top of its bytes, as the Redis store does.
+/// What the store charges per event on top of its bytes.
 const OVERHEAD: usize = 64;
 
 fn msg(n: usize) -> Bytes {
     Bytes::from(vec![b'x'; n])
+}
+
+fn append(stream: u64, index: u64, message: Bytes) -> Write {
+    Write::Append {
+        stream,
+        index,
+        message,
+    }
+}
+
+async fn write(store: &RedisEventStore, writes: &[Write]) {
+    store.write("a", None, writes).await.unwrap();
 }
 
 async fn indices(store: &RedisEventStore, stream: u64, after: u64) -> Vec<u64> {
@@ -24,26 +42,12 @@ async fn indices(store: &RedisEventStore, stream: u64, after: u64) -> Vec<u64> {
         .collect()
 }
 
-async fn replay_len(
-    store: &RedisEventStore,
-    stream: u64,
-    after: u64,
-) -> Result<usize, ReplayError> {
-    store
-        .replay_after("a", stream, after)
-        .await
-        .map(|v| v.len())
-}
-
-#[tokio::test]
-async fn replays_after_an_index_in_order() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    for i in 0..5 {
-        s.append("a", 1, i, Bytes::from(format!("m{i}")))
-            .await
-            .unwrap();
-    }
+async fn replays_after_an_index_in_order(redis: Redis) {
+    let s = redis.node("n", options()).await.event_store();
+    let writes: Vec<Write> = (1..5)
+        .map(|i| append(1, i, Bytes::from(format!("m{i}"))))
+        .collect();
+    write(&s, &writes).await;
     let events = s.replay_after("a", 1, 2).await.unwrap();
     assert_eq!(events.iter().map(|e| e.index).collect::<Vec<_>>(), [3, 4]);
     assert_eq!(events[0].message, "m3");
@@ -61,278 +65,245 @@ async fn replays_after_an_index_in_order() {
         Err(ReplayError::UnknownStream)
     ));
 }
+on_both!(replays_after_an_index_in_order);
 
-#[tokio::test]
-async fn messages_are_kept_byte_for_byte() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
+async fn messages_are_kept_byte_for_byte(redis: Redis) {
+    let s = redis.node("n", options()).await.event_store();
     let binary: Vec<u8> = (0..=255).collect();
-    s.append("a", 1, 1, Bytes::from(binary.clone()))
-        .await
-        .unwrap();
-    s.append("a", 1, 2, Bytes::new()).await.unwrap();
+    let spaced = Bytes::from_static(b"a b  c\n\r d");
+    write(
+        &s,
+        &[
+            append(1, 1, Bytes::from(binary.clone())),
+            append(1, 2, Bytes::new()),
+        ],
+    )
+    .await;
+    write(&s, &[append(1, 3, spaced.clone())]).await;
     let events = s.replay_after("a", 1, 0).await.unwrap();
     assert_eq!(events[0].message, binary);
     assert_eq!(events[1].message, "");
+    assert_eq!(events[2].message, spaced);
 }
+on_both!(messages_are_kept_byte_for_byte);
 
-#[tokio::test]
-async fn the_session_cap_evicts_oldest_first_and_reports_purged() {
-    let redis = redis();
-    let cap = 3 * (100 + OVERHEAD);
-    let s = node(&redis, "n", options().max_bytes_per_session(cap))
+async fn the_session_cap_evicts_oldest_first_across_streams_and_reports_purged(redis: Redis) {
+    let cap = 4 * (100 + OVERHEAD);
+    let s = redis
+        .node("n", options().max_bytes_per_session(cap))
         .await
         .event_store();
-    for i in 0..10 {
-        s.append("a", 1, i, msg(100)).await.unwrap();
-    }
-    assert_eq!(indices(&s, 1, 6).await, [7, 8, 9]);
-    assert!(matches!(
-        s.replay_after("a", 1, 5).await,
-        Err(ReplayError::Purged)
-    ));
-}
-
-#[tokio::test]
-async fn the_event_cap_counts_every_stream_of_the_session() {
-    let redis = redis();
-    let s = node(&redis, "n", options().max_events_per_session(4))
-        .await
-        .event_store();
-    for i in 1..=3 {
-        s.append("a", 1, i, msg(1)).await.unwrap();
-        s.append("a", 2, i, msg(1)).await.unwrap();
-    }
-    // Kept: 1/2 2/2 1/3 2/3.
-    assert_eq!(indices(&s, 1, 1).await, [2, 3]);
+    // Streams 1 and 2 interleaved: the oldest go first, whichever their stream.
+    write(&s, &[append(1, 1, msg(100)), append(2, 1, msg(100))]).await;
+    write(&s, &[append(1, 2, msg(100)), append(2, 2, msg(100))]).await;
+    write(&s, &[append(1, 3, msg(100)), append(2, 3, msg(100))]).await;
+    assert_eq!(indices(&s, 1, 2).await, [3]);
+    assert_eq!(indices(&s, 2, 1).await, [2, 3]);
     assert!(matches!(
         s.replay_after("a", 1, 0).await,
         Err(ReplayError::Purged)
     ));
-    assert_eq!(indices(&s, 2, 1).await, [2, 3]);
     assert!(matches!(
         s.replay_after("a", 2, 0).await,
         Err(ReplayError::Purged)
     ));
-    // Another session is not charged for this one.
-    s.append("b", 1, 1, msg(1)).await.unwrap();
-    assert_eq!(indices(&s, 2, 1).await, [2, 3]);
+    let events = options().max_events_per_session(3);
+    let s = redis.node("m", events.prefix("e")).await.event_store();
+    write(
+        &s,
+        &[
+            append(1, 1, msg(1)),
+            append(2, 1, msg(1)),
+            append(3, 1, msg(1)),
+        ],
+    )
+    .await;
+    write(&s, &[append(3, 2, msg(1))]).await;
+    assert!(matches!(
+        s.replay_after("a", 1, 0).await,
+        Err(ReplayError::Purged)
+    ));
+    assert_eq!(indices(&s, 3, 0).await, [1, 2]);
+}
+on_both!(the_session_cap_evicts_oldest_first_across_streams_and_reports_purged);
+
+async fn a_finished_stream_is_kept_for_the_resume_window_only(redis: Redis) {
+    let window = Duration::from_millis(300);
+    let s = redis
+        .node("n", options().resume_window(window))
+        .await
+        .event_store();
+    write(
+        &s,
+        &[
+            append(1, 1, msg(10)),
+            append(1, 2, msg(10)),
+            Write::Finish { stream: 1 },
+        ],
+    )
+    .await;
+    write(&s, &[append(2, 1, msg(10))]).await;
+    assert_eq!(
+        indices(&s, 1, 0).await,
+        [1, 2],
+        "resumable within the window"
+    );
+    tokio::time::sleep(window * 2).await;
+    assert!(matches!(
+        s.replay_after("a", 1, 0).await,
+        Err(ReplayError::Purged)
+    ));
+    // The next write lets go of its bookkeeping too; the open stream is kept.
+    write(&s, &[append(2, 2, msg(10))]).await;
+    assert!(matches!(
+        s.replay_after("a", 1, 0).await,
+        Err(ReplayError::Purged)
+    ));
+    assert_eq!(indices(&s, 2, 0).await, [1, 2]);
+    assert_eq!(redis.keys("t:{a}:1"), Vec::<String>::new());
+}
+on_both!(a_finished_stream_is_kept_for_the_resume_window_only);
+
+async fn an_opened_stream_with_nothing_appended_replays_empty_after_its_priming_id(redis: Redis) {
+    let s = redis.node("n", options()).await.event_store();
+    write(&s, &[Write::Open { stream: 3 }]).await;
+    assert!(s.replay_after("a", 3, 0).await.unwrap().is_empty());
+    assert!(matches!(
+        s.replay_after("a", 3, 1).await,
+        Err(ReplayError::UnknownEvent)
+    ));
+}
+on_both!(an_opened_stream_with_nothing_appended_replays_empty_after_its_priming_id);
+
+/// A session of the node's, for the fenced calls.
+async fn held(backend: &mcp_streamable_redis::RedisBackend, id: &str) -> Fence {
+    let record = SessionRecord::new(id, Bytes::from_static(b"{}"), None);
+    backend.cluster().start(&record).await.unwrap()
 }
 
-#[tokio::test]
-async fn closing_a_session_frees_it() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    for i in 0..100 {
-        s.append("a", 1, i, msg(1)).await.unwrap();
+async fn streams_begun_and_not_finished_are_told_in_the_order_they_began(redis: Redis) {
+    let node = redis.node("n", options()).await;
+    let fence = held(&node, "a").await;
+    let s = node.event_store();
+    for (stream, id) in [(9, 1), (4, 2), (7, 3)] {
+        let begun = s
+            .begin("a", fence, stream, &[Id::from(id)], None)
+            .await
+            .unwrap();
+        assert_eq!(begun, Begun::New);
     }
-    s.stream_opened("a", 2).await;
-    let mut raw = support::raw(&redis).await;
+    s.write(
+        "a",
+        Some(fence),
+        &[append(7, 1, msg(1)), Write::Finish { stream: 7 }],
+    )
+    .await
+    .unwrap();
     assert_eq!(
-        support::keys(&mut raw, "t:*{a}").await,
-        ["t:log:{a}", "t:meta:{a}"]
+        s.unfinished("a").await.unwrap(),
+        [
+            Unfinished::new(9, vec![Id::from(1)]),
+            Unfinished::new(4, vec![Id::from(2)]),
+        ]
     );
-    s.session_closed("a").await;
-    assert!(support::keys(&mut raw, "t:*{a}").await.is_empty());
+}
+on_both!(streams_begun_and_not_finished_are_told_in_the_order_they_began);
+
+async fn a_forward_begins_one_stream_however_often_it_is_sent(redis: Redis) {
+    let node = redis.node("n", options()).await;
+    let fence = held(&node, "a").await;
+    let s = node.event_store();
+    let ids = [Id::from(1)];
+    assert_eq!(
+        s.begin("a", fence, 5, &ids, Some("f1")).await.unwrap(),
+        Begun::New
+    );
+    assert_eq!(
+        s.begin("a", fence, 6, &ids, Some("f1")).await.unwrap(),
+        Begun::Again { stream: 5 }
+    );
+    assert_eq!(
+        s.begin("a", fence, 7, &ids, Some("f2")).await.unwrap(),
+        Begun::New
+    );
+    let streams: Vec<u64> = s
+        .unfinished("a")
+        .await
+        .unwrap()
+        .iter()
+        .map(|u| u.stream)
+        .collect();
+    assert_eq!(streams, [5, 7]);
+}
+on_both!(a_forward_begins_one_stream_however_often_it_is_sent);
+
+async fn writes_under_another_fence_change_nothing(redis: Redis) {
+    let node = redis.node("n", options()).await;
+    let fence = held(&node, "a").await;
+    let s = node.event_store();
+    let stale = Fence::new(fence.incarnation, fence.generation + 1);
+    let refused = s
+        .write("a", Some(stale), &[append(1, 1, msg(1))])
+        .await
+        .unwrap_err();
+    assert!(refused.downcast_ref::<NotHolder>().is_some(), "{refused}");
+    let refused = s
+        .begin("a", stale, 1, &[Id::from(1)], None)
+        .await
+        .unwrap_err();
+    assert!(refused.downcast_ref::<NotHolder>().is_some(), "{refused}");
     assert!(matches!(
         s.replay_after("a", 1, 0).await,
         Err(ReplayError::UnknownStream)
     ));
+    s.write("a", Some(fence), &[append(1, 1, msg(1))])
+        .await
+        .unwrap();
+    assert_eq!(indices(&s, 1, 0).await, [1]);
 }
+on_both!(writes_under_another_fence_change_nothing);
 
-#[tokio::test]
-async fn a_long_session_of_many_streams_keeps_bookkeeping_for_what_it_keeps_only() {
-    let redis = redis();
-    let cap = 10 * (100 + OVERHEAD);
-    let s = node(&redis, "n", options().max_bytes_per_session(cap))
+async fn what_is_too_large_to_keep_is_never_dropped_silently(redis: Redis) {
+    let cap = 1000;
+    let s = redis
+        .node("n", options().max_bytes_per_session(cap))
         .await
         .event_store();
-    for stream in 1..=1000 {
-        s.append("a", stream, 1, msg(100)).await.unwrap();
-        s.stream_finished("a", stream).await;
-    }
-    let mut raw = support::raw(&redis).await;
-    let fields: usize = redis::cmd("HLEN")
-        .arg("t:meta:{a}")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let kept: usize = redis::cmd("LLEN")
-        .arg("t:log:{a}")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    // `hi`, `bytes`, `seq`, and each kept finished stream's last index and mark.
-    assert!(
-        fields <= 3 + 2 * kept,
-        "{fields} fields in the meta hash for {kept} events"
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"result":{{"text":"{}"}}}}"#,
+        "x".repeat(cap)
     );
-    assert_eq!(kept, 10);
-    assert!(matches!(replay_len(&s, 1000, 0).await, Ok(1)));
-    assert!(matches!(
-        s.replay_after("a", 5, 0).await,
-        Err(ReplayError::Purged)
-    ));
-    assert!(matches!(
-        s.replay_after("a", 1001, 0).await,
-        Err(ReplayError::UnknownStream)
-    ));
-}
-
-#[tokio::test]
-async fn a_live_stream_read_to_its_end_resumes_though_its_events_were_evicted() {
-    let redis = redis();
-    let cap = 2 * (100 + OVERHEAD);
-    let s = node(&redis, "n", options().max_bytes_per_session(cap))
-        .await
-        .event_store();
-    s.append("a", 0, 1, msg(100)).await.unwrap();
-    s.append("a", 0, 2, msg(100)).await.unwrap();
-    for stream in 1..=10 {
-        s.append("a", stream, 1, msg(100)).await.unwrap();
-        s.stream_finished("a", stream).await;
-    }
-    assert!(matches!(replay_len(&s, 0, 2).await, Ok(0)));
-    assert!(matches!(
-        s.replay_after("a", 0, 1).await,
-        Err(ReplayError::Purged)
-    ));
-    assert!(matches!(
-        s.replay_after("a", 0, 3).await,
-        Err(ReplayError::UnknownEvent)
-    ));
-}
-
-#[tokio::test]
-async fn a_finished_stream_is_replayed_from_what_is_kept_of_it() {
-    let redis = redis();
-    let cap = 3 * (100 + OVERHEAD);
-    let s = node(&redis, "n", options().max_bytes_per_session(cap))
-        .await
-        .event_store();
-    for i in 1..=5 {
-        s.append("a", 7, i, msg(100)).await.unwrap();
-    }
-    s.stream_finished("a", 7).await;
-    // Kept: 3, 4, 5.
-    assert!(matches!(replay_len(&s, 7, 2).await, Ok(3)));
-    assert!(matches!(replay_len(&s, 7, 4).await, Ok(1)));
-    assert!(matches!(replay_len(&s, 7, 5).await, Ok(0)));
-    assert!(matches!(
-        replay_len(&s, 7, 1).await,
-        Err(ReplayError::Purged)
-    ));
-    assert!(matches!(
-        replay_len(&s, 7, 6).await,
-        Err(ReplayError::UnknownEvent)
-    ));
-    assert!(matches!(
-        replay_len(&s, 7, u64::MAX).await,
-        Err(ReplayError::UnknownEvent)
-    ));
-    assert!(matches!(
-        replay_len(&s, 8, 0).await,
-        Err(ReplayError::UnknownStream)
-    ));
-}
-
-#[tokio::test]
-async fn an_opened_stream_with_nothing_appended_replays_empty_after_its_priming_id() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    s.stream_opened("a", 3).await;
-    assert!(matches!(replay_len(&s, 3, 0).await, Ok(0)));
-    assert!(matches!(
-        replay_len(&s, 3, 1).await,
-        Err(ReplayError::UnknownEvent)
-    ));
-    assert_eq!(s.is_finished("a", 3).await.unwrap(), Some(false));
-    s.stream_finished("a", 3).await;
-    // Nothing was ever kept of it: as in memory, it is unknown once finished.
-    assert!(matches!(
-        replay_len(&s, 3, 0).await,
-        Err(ReplayError::UnknownStream)
-    ));
-}
-
-#[tokio::test]
-async fn streams_begun_and_not_finished_are_told_in_the_order_they_began() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    assert!(s.unfinished("a").await.unwrap().is_empty());
-    s.stream_began("a", 5, &[Id::from(1)]).await.unwrap();
-    s.stream_began("a", 2, &[Id::from("x"), Id::from(3)])
-        .await
-        .unwrap();
-    s.stream_began("a", 9, &[Id::from(4)]).await.unwrap();
-    s.append("a", 2, 1, msg(1)).await.unwrap();
-    s.stream_finished("a", 9).await;
-    assert_eq!(
-        s.unfinished("a").await.unwrap(),
-        [
-            Unfinished::new(5, vec![Id::from(1)]),
-            Unfinished::new(2, vec![Id::from("x"), Id::from(3)]),
-        ]
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"n","params":{{"t":"{}"}}}}"#,
+        "x".repeat(cap)
     );
-    // A began stream with nothing appended replays empty, not purged.
-    assert!(matches!(replay_len(&s, 5, 0).await, Ok(0)));
-    assert!(s.unfinished("b").await.unwrap().is_empty());
+    write(
+        &s,
+        &[append(1, 1, msg(10)), append(1, 2, Bytes::from(note))],
+    )
+    .await;
+    write(&s, &[append(1, 3, msg(10)), append(1, 4, Bytes::from(big))]).await;
+    // The notification left a gap: a replay from before it is purged, one after it is whole.
+    assert!(matches!(
+        s.replay_after("a", 1, 1).await,
+        Err(ReplayError::Purged)
+    ));
+    let events = s.replay_after("a", 1, 2).await.unwrap();
+    assert_eq!(events.iter().map(|e| e.index).collect::<Vec<_>>(), [3, 4]);
+    // The response is kept as an error for its request.
+    let Ok(Body::Single(Message::Response(response))) = mcp_jsonrpc::parse(&events[1].message)
+    else {
+        panic!("not a response: {:?}", events[1].message);
+    };
+    assert_eq!(response.id(), Some(&Id::from(7)));
+    assert!(response.result().is_err());
 }
+on_both!(what_is_too_large_to_keep_is_never_dropped_silently);
 
-#[tokio::test]
-async fn is_finished_tells_open_finished_and_unknown_streams_apart() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    assert_eq!(s.is_finished("a", 1).await.unwrap(), None);
-    s.stream_began("a", 1, &[Id::from(1)]).await.unwrap();
-    assert_eq!(s.is_finished("a", 1).await.unwrap(), Some(false));
-    s.append("a", 1, 1, msg(1)).await.unwrap();
-    assert_eq!(s.is_finished("a", 1).await.unwrap(), Some(false));
-    s.stream_finished("a", 1).await;
-    assert_eq!(s.is_finished("a", 1).await.unwrap(), Some(true));
-    assert_eq!(s.is_finished("a", 2).await.unwrap(), None);
+async fn two_nodes_see_one_store(redis: Redis) {
+    let a = redis.node("a", options()).await.event_store();
+    let b = redis.node("b", options()).await.event_store();
+    write(&a, &[append(1, 1, msg(3))]).await;
+    assert_eq!(indices(&b, 1, 0).await, [1]);
 }
-
-#[tokio::test]
-async fn two_nodes_see_one_store() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await.event_store();
-    let b = node(&redis, "b", options()).await.event_store();
-    a.stream_began("s", 1, &[Id::from(1)]).await.unwrap();
-    a.append("s", 1, 1, msg(3)).await.unwrap();
-    assert_eq!(b.replay_after("s", 1, 0).await.unwrap().len(), 1);
-    assert_eq!(b.unfinished("s").await.unwrap().len(), 1);
-    b.append("s", 1, 2, msg(3)).await.unwrap();
-    b.stream_finished("s", 1).await;
-    assert_eq!(a.is_finished("s", 1).await.unwrap(), Some(true));
-    assert_eq!(a.replay_after("s", 1, 0).await.unwrap().len(), 2);
-}
-
-/// A follower reads an open stream from the end of the log back: it must get exactly the
-/// events after its index, in order, however the stream's events are spread among others'.
-#[tokio::test]
-async fn an_open_stream_is_replayed_exactly_from_a_long_interleaved_log() {
-    let redis = redis();
-    let s = node(&redis, "n", options()).await.event_store();
-    s.stream_opened("a", 1).await;
-    for i in 1..=60 {
-        s.append("a", 1, i, Bytes::from(format!("m{i}")))
-            .await
-            .unwrap();
-        for other in 0..(i % 7) {
-            s.append("a", 100 + other, i, msg(1)).await.unwrap();
-        }
-    }
-    for after in 0..=60 {
-        let events = s.replay_after("a", 1, after).await.unwrap();
-        let expected: Vec<u64> = (after + 1..=60).collect();
-        assert_eq!(events.iter().map(|e| e.index).collect::<Vec<_>>(), expected);
-        for event in &events {
-            assert_eq!(event.message, format!("m{}", event.index));
-        }
-    }
-    // Stream 11 shares stream 1's digits: a prefix is not a match.
-    s.append("a", 11, 61, msg(1)).await.unwrap();
-    assert!(s.replay_after("a", 1, 60).await.unwrap().is_empty());
-    assert_eq!(indices(&s, 11, 0).await, [61]);
-}
+on_both!(two_nodes_see_one_store);

@@ -1,136 +1,129 @@
-//! What the backend leaves in Redis: expiry, DELETE, prefixes, touch.
+//! What a session leaves in Redis: nothing once it ends, nothing past its expiry, its hash
+//! alone once idle past the resume window; and what that costs.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_jsonrpc::Id;
-use mcp_streamable_server::{
-    Cluster, EventStore, Location, ReplayError, SessionRecord, SessionStore,
-};
+use mcp_streamable_redis::RedisBackend;
+use mcp_streamable_server::{Cluster, EventStore, Fence, SessionRecord, SessionStore, Write};
 
-use crate::support::{self, eventually, node, options, redis};
+use crate::support::{Redis, on_both, options};
 
-/// Starts session `id` on `backend` as the server does: record, holder, a stream and events.
-async fn start_session(backend: &mcp_streamable_redis::RedisBackend, id: &str) {
-    let record = SessionRecord::new(id, Bytes::from_static(b"{\"method\":\"initialize\"}"), None);
-    backend.session_store().create(record).await.unwrap();
-    backend.cluster().hold(id).await.unwrap();
+/// A session as the server leaves it after `initialize`: its record and holder, its
+/// `initialize` answer kept on a finished stream.
+async fn start_session(backend: &RedisBackend, id: &str) -> Fence {
+    let initialize = Bytes::from_static(
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{}},"clientInfo":{"name":"load-client","version":"1.0.0"}}}"#,
+    );
+    let result = Bytes::from_static(
+        br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"logging":{}},"serverInfo":{"name":"echo","version":"0.1.0"}}}"#,
+    );
+    let record = SessionRecord::new(id, initialize, None);
+    let fence = backend.cluster().start(&record).await.unwrap();
     let events = backend.event_store();
-    events.stream_began(id, 1, &[Id::from(1)]).await.unwrap();
     events
-        .append(id, 1, 1, Bytes::from_static(b"{}"))
+        .begin(id, fence, 1, &[Id::from(0)], None)
         .await
         .unwrap();
+    let writes = [
+        Write::Append {
+            stream: 1,
+            index: 1,
+            message: result,
+        },
+        Write::Finish { stream: 1 },
+    ];
+    events.write(id, Some(fence), &writes).await.unwrap();
+    fence
 }
 
-#[tokio::test]
-async fn delete_leaves_no_key_of_the_session() {
-    let redis = redis();
-    let backend = node(&redis, "n", options()).await;
-    start_session(&backend, "s").await;
-    let _watch = backend.cluster().watch("s", "n");
-    let mut raw = support::raw(&redis).await;
-    assert_eq!(
-        support::keys(&mut raw, "t:*").await,
-        [
-            "t:holder:{s}",
-            "t:log:{s}",
-            "t:meta:{s}",
-            "t:node:n",
-            "t:session:{s}"
-        ]
-    );
-    backend.session_store().remove("s").await;
-    backend.event_store().session_closed("s").await;
-    backend.cluster().release("s").await;
-    assert_eq!(support::keys(&mut raw, "t:*").await, ["t:node:n"]);
-    assert_eq!(
-        backend.cluster().locate("s").await.unwrap(),
-        Location::Unknown
-    );
-}
-
-#[tokio::test]
-async fn every_key_of_a_session_expires_with_it() {
-    let redis = redis();
-    let backend = node(
-        &redis,
-        "n",
-        options().session_expiry(Duration::from_secs(2)),
-    )
-    .await;
-    start_session(&backend, "s").await;
-    let mut raw = support::raw(&redis).await;
-    for key in ["t:holder:{s}", "t:log:{s}", "t:meta:{s}", "t:session:{s}"] {
-        let ttl: i64 = redis::cmd("PTTL")
-            .arg(key)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        assert!(ttl > 0 && ttl <= 2500, "{key}: {ttl}");
-    }
-    eventually("the session's keys expire", || {
-        let mut raw = raw.clone();
-        async move { support::keys(&mut raw, "t:*{s}").await.is_empty() }
-    })
-    .await;
-    assert_eq!(backend.session_store().load("s").await.unwrap(), None);
-}
-
-#[tokio::test]
-async fn a_touch_keeps_every_key_of_the_session_alive() {
-    let redis = redis();
-    let backend = node(
-        &redis,
-        "n",
-        options().session_expiry(Duration::from_secs(600)),
-    )
-    .await;
-    start_session(&backend, "s").await;
-    let keys = ["t:holder:{s}", "t:log:{s}", "t:meta:{s}", "t:session:{s}"];
-    let mut raw = support::raw(&redis).await;
-    for key in keys {
-        let _: () = redis::cmd("PEXPIRE")
-            .arg(key)
-            .arg(60_000)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-    }
-    backend
-        .session_store()
-        .touch("s", std::time::SystemTime::now())
+async fn delete_leaves_no_key_of_the_session(redis: Redis) {
+    let a = redis.node("a", options()).await;
+    let fence = start_session(&a, "s").await;
+    let events = a.event_store();
+    events
+        .begin("s", fence, 2, &[Id::from(1)], Some("f"))
         .await
         .unwrap();
-    for key in keys {
-        let ttl: i64 = redis::cmd("PTTL")
-            .arg(key)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-        // 600 s and a quarter, less what the test took.
-        assert!(ttl > 700_000, "{key}: {ttl}");
-    }
+    let append = Write::Append {
+        stream: 2,
+        index: 1,
+        message: Bytes::from_static(b"{}"),
+    };
+    events.write("s", Some(fence), &[append]).await.unwrap();
+    assert_eq!(
+        redis.keys("t:{s}*"),
+        ["t:{s}", "t:{s}:1", "t:{s}:2", "t:{s}:r"]
+    );
+    a.cluster().end("s", fence).await;
+    assert_eq!(redis.keys("t:{s}*"), Vec::<String>::new());
 }
+on_both!(delete_leaves_no_key_of_the_session);
 
-#[tokio::test]
-async fn two_prefixes_on_one_redis_do_not_see_each_other() {
-    let redis = redis();
-    let a = node(&redis, "a", options().prefix("one")).await;
-    let b = node(&redis, "b", options().prefix("two")).await;
+async fn every_key_of_a_session_expires_with_it(redis: Redis) {
+    let expiry = Duration::from_millis(400);
+    let a = redis
+        .node(
+            "a",
+            options().session_expiry(expiry).resume_window(expiry * 2),
+        )
+        .await;
+    let fence = start_session(&a, "s").await;
+    a.session_store()
+        .touch("s", Some(fence), std::time::SystemTime::now())
+        .await
+        .unwrap();
+    assert!(!redis.keys("t:{s}*").is_empty());
+    tokio::time::sleep(expiry * 3).await;
+    assert_eq!(redis.keys("t:{s}*"), Vec::<String>::new());
+}
+on_both!(every_key_of_a_session_expires_with_it);
+
+async fn two_prefixes_on_one_redis_do_not_see_each_other(redis: Redis) {
+    let a = redis.node("a", options().prefix("one")).await;
+    let b = redis.node("b", options().prefix("two")).await;
     start_session(&a, "s").await;
-    assert_eq!(b.session_store().load("s").await.unwrap(), None);
-    assert!(matches!(
-        b.event_store().replay_after("s", 1, 0).await,
-        Err(ReplayError::UnknownStream)
-    ));
-    assert_eq!(b.cluster().locate("s").await.unwrap(), Location::Unknown);
-    assert!(
-        b.cluster()
-            .forward("a", Bytes::from_static(b"x"))
-            .await
-            .is_err()
+    assert!(a.session_store().load("s").await.unwrap().is_some());
+    assert!(b.session_store().load("s").await.unwrap().is_none());
+}
+on_both!(two_prefixes_on_one_redis_do_not_see_each_other);
+
+/// The issue's budget for an idle session in Redis, past the resume window.
+const BUDGET: i64 = 1024;
+
+fn used_memory(redis: &Redis) -> i64 {
+    redis
+        .cli(&["info", "memory"])
+        .lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("used_memory in INFO memory")
+}
+
+/// An idle session past the resume window: its hash only, its finished stream gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_costs_redis_at_most_1_kib() {
+    let redis = Redis::single();
+    let window = Duration::from_millis(300);
+    let a = redis.node("a", options().resume_window(window)).await;
+    let sessions = 2000;
+    let before = used_memory(&redis);
+    for _ in 0..sessions {
+        start_session(&a, &uuid::Uuid::new_v4().simple().to_string()).await;
+    }
+    tokio::time::sleep(window * 3).await;
+    // Every key looked at once: Redis reclaims the expired ones it has not swept yet.
+    let left = redis.keys("t:*").len();
+    let per_session = (used_memory(&redis) - before) / sessions;
+    assert_eq!(
+        left as i64,
+        2 * sessions + 3,
+        "a hash and a record per session, and the membership's"
     );
-    let mut raw = support::raw(&redis).await;
-    assert_eq!(support::keys(&mut raw, "two:*").await, ["two:node:b"]);
+    eprintln!("{per_session} bytes per idle session");
+    assert!(
+        per_session <= BUDGET,
+        "{per_session} bytes per idle session"
+    );
 }

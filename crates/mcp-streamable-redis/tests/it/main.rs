@@ -1,10 +1,9 @@
-//! The Redis backend against a real Redis: every test starts its own (`testing::RedisServer`)
-//! and stops it.
+//! The Redis backend against a real Redis, and a real Redis Cluster of three: every test
+//! starts its own (`testing::RedisServer`, `testing::RedisCluster`) and stops it.
 
 mod cluster;
 mod event_store;
 mod keys;
-mod memory;
 mod outage;
 mod session_store;
 mod support;

@@ -1,14 +1,13 @@
-//! Redis stopped and started again: calls fail fast, then work again by themselves.
+//! Redis stopped, frozen, or full: calls fail fast, the lease fences the node, and everything
+//! works again by itself.
 
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mcp_streamable_redis::Error;
-use mcp_streamable_server::{
-    Change, Cluster, EventStore, ReplayError, SessionRecord, SessionStore,
-};
+use mcp_streamable_redis::{Error, Options, RedisBackend};
+use mcp_streamable_server::{Cluster, EventStore, ReplayError, SessionRecord, SessionStore, Write};
 
-use crate::support::{PATIENCE, eventually, node, options, redis};
+use crate::support::{LEASE, Redis, eventually, options};
 
 /// The command timeout of these tests' nodes.
 const TIMEOUT: Duration = Duration::from_millis(300);
@@ -21,27 +20,23 @@ fn is_redis_error(error: &mcp_streamable_server::StoreError) -> bool {
     error.downcast_ref::<Error>().is_some_and(Error::is_redis)
 }
 
-#[tokio::test]
-async fn with_redis_down_every_call_fails_fast_and_all_works_again_when_it_is_back() {
-    let mut redis = redis();
-    let a = node(&redis, "a", options().command_timeout(TIMEOUT)).await;
-    let b = node(&redis, "b", options().command_timeout(TIMEOUT)).await;
-    let record = SessionRecord::new("s", Bytes::from_static(b"{}"), None);
-    a.session_store().create(record.clone()).await.unwrap();
-    let mut watch = b.cluster().watch("s", "a");
-    assert_eq!(
-        tokio::time::timeout(PATIENCE, watch.recv()).await.unwrap(),
-        Some(Change::Written { stream: 0 }),
-        "the wake once the channel is subscribed"
-    );
+fn record() -> SessionRecord {
+    SessionRecord::new("s", Bytes::from_static(b"{}"), None)
+}
 
-    redis.stop();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_down_every_call_fails_fast_and_all_works_again_when_it_is_back() {
+    let mut redis = Redis::single();
+    let a = redis.node("a", options().command_timeout(TIMEOUT)).await;
+    let fence = a.cluster().start(&record()).await.unwrap();
+    redis.server().stop();
     let started = Instant::now();
     let error = a.session_store().load("s").await.unwrap_err();
     assert!(is_redis_error(&error), "{error}");
+    let write = [Write::Open { stream: 1 }];
     let error = a
         .event_store()
-        .append("s", 1, 1, Bytes::new())
+        .write("s", Some(fence), &write)
         .await
         .unwrap_err();
     assert!(is_redis_error(&error), "{error}");
@@ -51,216 +46,131 @@ async fn with_redis_down_every_call_fails_fast_and_all_works_again_when_it_is_ba
     ));
     let error = a.cluster().locate("s").await.unwrap_err();
     assert!(is_redis_error(&error), "{error}");
-    let error = b.cluster().forward("a", Bytes::new()).await.unwrap_err();
-    assert!(is_redis_error(&error), "{error}");
     // Those that cannot fail say nothing, and return.
-    a.cluster().written("s", 1).await;
-    a.cluster().release("s").await;
+    a.cluster().end("s", fence).await;
     a.session_store().remove("s").await;
     assert!(
-        started.elapsed() < FAILS_WITHIN * 9,
+        started.elapsed() < FAILS_WITHIN * 6,
         "{:?}",
         started.elapsed()
     );
-
-    redis.restart().expect("redis-server restarts");
-    // A restarted Redis kept nothing; the nodes carry on with what comes next.
+    // Its lease lapses by its own clock: the node fences itself.
+    let lease = a.cluster().lease().clone();
+    eventually("the lease lapses", || {
+        let lease = lease.clone();
+        async move { !lease.is_valid() }
+    })
+    .await;
+    redis.server().restart().expect("redis-server restarts");
+    // A restarted Redis kept nothing: the node registers again, as a new incarnation.
+    eventually("the lease holds again", || {
+        let lease = lease.clone();
+        async move { lease.is_valid() && lease.incarnation() != fence.incarnation }
+    })
+    .await;
     let store = a.session_store();
     eventually("the command connection is back", || {
         let store = store.clone();
-        let record = record.clone();
-        async move { store.create(record).await.is_ok() }
+        async move { store.load("s").await.is_ok() }
     })
     .await;
-    assert_eq!(a.session_store().load("s").await.unwrap(), Some(record));
-
-    // The pub/sub connections came back and subscribed again: the inbox and the watch.
-    let mut inbox = a.cluster().inbox().unwrap();
-    let server = tokio::spawn(async move {
-        let forwarded = inbox.recv().await.unwrap();
-        forwarded.reply.send(forwarded.envelope).unwrap();
-    });
-    let cluster = b.cluster();
-    eventually("a forward goes through again", || {
-        let cluster = cluster.clone();
-        async move {
-            cluster
-                .forward("a", Bytes::from_static(b"ping"))
-                .await
-                .is_ok()
-        }
-    })
-    .await;
-    server.await.unwrap();
-    // The watch is woken: writes may have been published while the connection was down.
-    assert!(matches!(
-        tokio::time::timeout(PATIENCE, watch.recv()).await.unwrap(),
-        Some(Change::Written { .. })
-    ));
-    let deadline = Instant::now() + PATIENCE;
-    let heard = loop {
-        assert!(
-            Instant::now() < deadline,
-            "no write heard within {PATIENCE:?}"
-        );
-        a.cluster().written("s", 5).await;
-        if let Ok(Some(change)) =
-            tokio::time::timeout(Duration::from_millis(50), watch.recv()).await
-        {
-            break change;
-        }
-    };
-    assert_eq!(heard, Change::Written { stream: 5 });
+    a.cluster().start(&record()).await.unwrap();
 }
 
-#[tokio::test]
-async fn each_call_fails_within_the_command_timeout_when_redis_does_not_answer() {
-    let mut redis = redis();
-    let a = node(&redis, "a", options().command_timeout(TIMEOUT)).await;
-    redis.stop();
-    for _ in 0..3 {
-        let started = Instant::now();
-        assert!(a.session_store().load("s").await.is_err());
-        assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
-    }
-}
-
-#[tokio::test]
-async fn the_lease_is_renewed_again_once_redis_is_back() {
-    let mut redis = redis();
-    let _a = node(&redis, "a", options().command_timeout(TIMEOUT)).await;
-    redis.restart().expect("redis-server restarts");
-    // The restarted Redis kept nothing: the renewal sets the liveness key again by itself.
-    let raw = crate::support::raw(&redis).await;
-    eventually("a's liveness key is back", || {
-        let mut raw = raw.clone();
-        async move {
-            let n: u64 = redis::cmd("EXISTS")
-                .arg("t:node:a")
-                .query_async(&mut raw)
-                .await
-                .unwrap();
-            n == 1
-        }
-    })
-    .await;
-}
-
-/// Redis that does not answer (frozen, as a stalled server or a network dropping packets):
-/// the calls give up at the command timeout, then work again once it answers.
-#[tokio::test]
-async fn with_redis_frozen_calls_time_out_and_work_again_once_it_answers() {
-    let redis = redis();
-    let a = node(&redis, "a", options().command_timeout(TIMEOUT)).await;
-    let b = node(&redis, "b", options().command_timeout(TIMEOUT)).await;
-    let record = SessionRecord::new("s", Bytes::from_static(b"{}"), None);
-    a.session_store().create(record.clone()).await.unwrap();
-    redis.freeze().unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_frozen_calls_time_out_and_the_node_comes_back_once_it_answers() {
+    let mut redis = Redis::single();
+    let a = redis.node("a", options().command_timeout(TIMEOUT)).await;
+    let fence = a.cluster().start(&record()).await.unwrap();
+    redis.server().freeze().unwrap();
     let started = Instant::now();
-    let error = a.session_store().load("s").await.unwrap_err();
-    let error = error.downcast::<Error>().unwrap();
-    assert!(error.is_timeout() && error.is_redis(), "{error}");
-    let error = b.cluster().forward("a", Bytes::new()).await.unwrap_err();
-    assert!(is_redis_error(&error), "{error}");
-    assert!(matches!(
-        a.event_store().replay_after("s", 1, 0).await,
-        Err(ReplayError::Failed(_))
-    ));
+    let error = a.cluster().locate("s").await.unwrap_err();
+    assert!(
+        error.downcast_ref::<Error>().is_some_and(Error::is_timeout),
+        "{error}"
+    );
     assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
-    redis.thaw().unwrap();
-    let store = a.session_store();
-    eventually("the store answers again", || {
-        let store = store.clone();
-        async move { matches!(store.load("s").await, Ok(Some(_))) }
+    let lease = a.cluster().lease().clone();
+    eventually("the lease lapses while Redis is frozen", || {
+        let lease = lease.clone();
+        async move { !lease.is_valid() }
     })
     .await;
-    let mut inbox = a.cluster().inbox().unwrap();
-    // Redis runs what it was sent while frozen once it thaws: the forward that timed out
-    // arrives too, and is answered to nobody.
-    let server = tokio::spawn(async move {
-        while let Some(forwarded) = inbox.recv().await {
-            let _ = forwarded.reply.send(forwarded.envelope);
-        }
+    tokio::time::sleep(LEASE).await;
+    redis.server().thaw().unwrap();
+    // Past its lease by Redis's clock too: back as a new incarnation, which claims its session.
+    eventually("the lease holds again", || {
+        let lease = lease.clone();
+        async move { lease.is_valid() }
+    })
+    .await;
+    assert_ne!(lease.incarnation(), fence.incarnation);
+    let reclaimed = a.cluster().reclaim("s", fence).await.unwrap();
+    assert!(reclaimed.is_some(), "nobody took it meanwhile");
+}
+
+/// A stall of Redis shorter than two thirds of the lease costs the node nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_stall_of_redis_does_not_fence_the_node() {
+    let mut redis = Redis::single();
+    let lease = Duration::from_millis(900);
+    let a = redis.node("a", options().lease(lease)).await;
+    let held = a.cluster().lease().clone();
+    let incarnation = held.incarnation();
+    // DEBUG SLEEP blocks Redis for a third of the lease.
+    let port = redis.server().port().to_string();
+    let sleeping = std::thread::spawn(move || {
+        std::process::Command::new("redis-cli")
+            .args(["-p", &port, "debug", "sleep", "0.3"])
+            .output()
+            .unwrap()
     });
-    let cluster = b.cluster();
-    eventually("a forward goes through again", || {
-        let cluster = cluster.clone();
-        async move { cluster.forward("a", Bytes::from_static(b"x")).await.is_ok() }
-    })
-    .await;
-    server.abort();
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        assert!(held.is_valid(), "the lease lapsed during a short stall");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    sleeping.join().unwrap();
+    assert_eq!(held.incarnation(), incarnation);
 }
 
 #[tokio::test]
 async fn a_node_cannot_start_without_redis_and_says_so_at_once() {
-    let mut redis = redis();
-    let url = redis.url();
-    redis.stop();
+    let redis = Redis::single();
+    let url = match &redis {
+        Redis::Single(server) => server.url(),
+        Redis::Cluster(_) => unreachable!(),
+    };
+    drop(redis);
     let started = Instant::now();
-    let error =
-        mcp_streamable_redis::RedisBackend::connect(&url, options().command_timeout(TIMEOUT))
-            .await
-            .unwrap_err();
+    let error = RedisBackend::connect(&url, Options::default().command_timeout(TIMEOUT))
+        .await
+        .unwrap_err();
     assert!(error.is_redis(), "{error}");
     assert!(started.elapsed() < FAILS_WITHIN, "{:?}", started.elapsed());
 }
 
-/// The total bound on what every session keeps is Redis's own `maxmemory`: with
-/// `noeviction`, a full Redis refuses writes, and every call says so at once, without a panic;
-/// once room is made, all works again.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_redis_refuses_writes_with_errors_and_takes_them_again_once_there_is_room() {
-    let redis = redis();
-    let a = node(&redis, "a", options()).await;
-    let mut raw = crate::support::raw(&redis).await;
-    let set = |name: &'static str, value: &'static str| {
-        let mut cmd = redis::cmd("CONFIG");
-        cmd.arg("SET").arg(name).arg(value);
-        cmd
-    };
-    let used: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(&mut raw)
+    let redis = Redis::single();
+    let a = redis.node("a", options()).await;
+    let fence = a.cluster().start(&record()).await.unwrap();
+    redis.cli(&["config", "set", "maxmemory-policy", "noeviction"]);
+    redis.cli(&["config", "set", "maxmemory", "1"]);
+    let write = [Write::Append {
+        stream: 1,
+        index: 1,
+        message: Bytes::from_static(b"{}"),
+    }];
+    let error = a
+        .event_store()
+        .write("s", Some(fence), &write)
         .await
-        .unwrap();
-    let used: u64 = used
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap();
-    let limit = (used + 256 * 1024).to_string();
-    let _: () = set("maxmemory-policy", "noeviction")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let mut cmd = redis::cmd("CONFIG");
-    cmd.arg("SET").arg("maxmemory").arg(&limit);
-    let _: () = cmd.query_async(&mut raw).await.unwrap();
-    let (sessions, events) = (a.session_store(), a.event_store());
-    let message = Bytes::from(vec![b'x'; 16 * 1024]);
-    let mut refused = None;
-    for n in 0..200 {
-        let id = format!("s{n}");
-        let record = SessionRecord::new(id.as_str(), Bytes::from_static(b"{}"), None);
-        let stored = match sessions.create(record).await {
-            Ok(()) => events.append(&id, 1, 1, message.clone()).await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = stored {
-            refused = Some(error);
-            break;
-        }
-    }
-    let error = refused.expect("a full Redis refused a write within 200 sessions");
+        .unwrap_err();
     assert!(is_redis_error(&error), "{error}");
-    // Room again: the writes go through.
-    let _: () = set("maxmemory", "0").query_async(&mut raw).await.unwrap();
-    let record = SessionRecord::new("after", Bytes::from_static(b"{}"), None);
-    sessions.create(record).await.unwrap();
-    events.append("after", 1, 1, message).await.unwrap();
-    assert_eq!(events.replay_after("after", 1, 0).await.unwrap().len(), 1);
-    assert!(matches!(
-        events.replay_after("after", 1, 1).await,
-        Ok(ref none) if none.is_empty()
-    ));
+    redis.cli(&["config", "set", "maxmemory", "0"]);
+    a.event_store()
+        .write("s", Some(fence), &write)
+        .await
+        .unwrap();
 }

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use crate::core::error::Error;
+use crate::core::event_store::Write;
 use crate::core::event_store::{EventStore, ReplayError, StoredEvent};
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::{Session, wake};
-use crate::core::state::{Batch, STANDALONE, StoreOp, Stream};
+use crate::core::state::{Batch, STANDALONE, Stream};
 use crate::protocol::EventId;
 
 /// A new reader of the standalone stream.
@@ -15,8 +16,6 @@ pub(crate) struct Standalone {
     /// `Some` when the stream opens with a priming event (S14): the id it names, if there is
     /// one before the first message waiting.
     pub(crate) priming: Option<Option<EventId>>,
-    /// The index just before the first message waiting, or the last given out when none is.
-    pub(crate) before: Option<u64>,
 }
 
 /// A resumed stream: the events to replay, then its reader.
@@ -30,7 +29,7 @@ impl Session {
     /// A new reader of the standalone stream; one already reading is replaced, and what it
     /// had not written goes to the new one (S12).
     pub(crate) async fn attach_standalone(self: &Arc<Self>) -> Result<Standalone, Error> {
-        let (generation, old_waker, priming, before, write_store) = {
+        let (generation, old_waker, priming, write_store) = {
             let mut guard = self.lock();
             let st = &mut *guard;
             if st.closed {
@@ -57,22 +56,18 @@ impl Session {
             };
             let priming = primes.then(|| before.map(|index| EventId::new(STANDALONE, index)));
             // The store learns of the stream, so that its priming id resumes it on any node.
-            let opening = Batch::one(StoreOp::Opened { stream: STANDALONE });
+            let opening = Batch::one(Write::Open { stream: STANDALONE });
             let write_store = (primes && opened)
                 .then(|| st.store_queue.submit(opening))
                 .flatten();
-            (generation, old_waker, priming, before, write_store)
+            (generation, old_waker, priming, write_store)
         };
         wake(old_waker);
         let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation), OnEnd::Keep);
         if let Some(batch) = write_store {
-            self.write_store(batch).await;
+            Arc::clone(self).write_store(batch).await;
         }
-        Ok(Standalone {
-            reader,
-            priming,
-            before,
-        })
+        Ok(Standalone { reader, priming })
     }
 
     /// S11: the stream of `after` from the event after it: what the store kept, then live if

@@ -1,5 +1,5 @@
-//! A POST's messages accepted by a session: checked, given a stream, and delivered (S9, S10,
-//! S14, S19).
+//! A POST's messages accepted by a session: checked, given a stream, proven held with a
+//! cluster, and delivered (S9, S10, S14, S19, N8).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -7,34 +7,124 @@ use std::sync::Arc;
 use mcp_jsonrpc::{Body, Id, Message};
 use mcp_transport::Received;
 
+use crate::core::cluster::{Fence, NotHolder};
 use crate::core::error::Error;
+use crate::core::event_store::{Begun, Write};
 use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::Session;
-use crate::core::state::{Batch, Delivery, Incoming, Posted, State, StoreOp, Stream};
+use crate::core::state::{Batch, Delivery, Incoming, Posted, State, Stream};
 use crate::protocol::ProtocolVersion;
 
+/// What [`Session::begin`] made of a POST.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per POST and taken apart at once: a box would cost an allocation per POST"
+)]
+pub(crate) enum Begin {
+    /// The messages are accepted, to be delivered.
+    Accepted(Accepted),
+    /// The POST is a forward sent again whose first sending began `stream` here: nothing is
+    /// delivered twice; the asking node is given that stream.
+    Again(u64),
+}
+
 /// What a POST needs to go on, from [`Session::begin`].
-pub(crate) struct Begun {
+pub(crate) struct Accepted {
+    session: Arc<Session>,
     incoming: Incoming,
-    /// The session and the writes, when this POST must write the store (the stream's opening)
-    /// before it answers.
-    write_store: Option<(Arc<Session>, Batch)>,
+    /// What must be written before the messages are delivered.
+    opening: Opening,
+    /// The stream registered for the body's requests, and their ids: forgotten again if the
+    /// POST goes before its messages are delivered.
+    registered: Option<(u64, Vec<Id>)>,
     /// The reader of the stream registered for the body's requests; `None` for a body without
     /// requests.
     pub(crate) reader: Option<Reader>,
     /// Whether the stream opens with a priming event (S14).
     pub(crate) prime: bool,
+    /// Whether delivery started: from then on the messages are the application's.
+    delivering: bool,
 }
 
-impl Begun {
-    /// Hands the body's messages to the application, each with the parts of the HTTP request
-    /// that carried them, waiting while its channel is full. The POST's `charge` of the
-    /// incoming budget is shared out among them, each share given back as the application
-    /// takes its message.
-    pub(crate) async fn deliver(mut self, posted: Posted) -> Result<Option<Reader>, Error> {
-        if let Some((session, batch)) = self.write_store.take() {
-            session.write_store(batch).await;
+/// What a POST writes before its messages are delivered.
+enum Opening {
+    Nothing,
+    /// Without a cluster: the stream's opening, made by this POST as the store's writer, so that
+    /// its priming id resumes on any node.
+    Write(Batch),
+    /// With a cluster: the proof that this node holds the session (N8), which for a stream of
+    /// requests records them in the store, and for messages without requests touches the
+    /// session, both fenced.
+    Prove(Fence),
+}
+
+impl Accepted {
+    /// Writes what must come before delivery: without a cluster, the stream's opening; with
+    /// one, the proof that this node holds the session (N8): its lease holds the session's
+    /// fence, and the store, fenced, accepts the stream (recording its requests, and the
+    /// forward they came with) or, without requests, a touch. [`Begun::Again`] when the forward
+    /// began a stream before; then nothing is to be delivered. [`Error::NotHolder`] when
+    /// another node holds the session (this node's copy then ended), [`Error::Fenced`] when this
+    /// node cannot prove its lease now: the messages are not delivered, and may go elsewhere.
+    /// Once is enough: a second call does nothing.
+    pub(crate) async fn prove(&mut self, forward: Option<&str>) -> Result<Begun, Error> {
+        match std::mem::replace(&mut self.opening, Opening::Nothing) {
+            Opening::Nothing => Ok(Begun::New),
+            Opening::Write(batch) => {
+                Arc::clone(&self.session).write_store(batch).await;
+                Ok(Begun::New)
+            }
+            Opening::Prove(fence) => {
+                let proven = self.proof(fence, forward).await;
+                if proven.is_err() {
+                    // Tried again, it proves again.
+                    self.opening = Opening::Prove(fence);
+                }
+                proven
+            }
         }
+    }
+
+    async fn proof(&self, fence: Fence, forward: Option<&str>) -> Result<Begun, Error> {
+        let session = &self.session;
+        if !session.is_held(&session.lock()) {
+            return Err(Error::Fenced);
+        }
+        let proven = match (&self.registered, &session.store) {
+            (Some((stream, requests)), Some(store)) => {
+                store
+                    .begin(&session.id, fence, *stream, requests, forward)
+                    .await
+            }
+            _ => match &session.ctx.config.session_store {
+                Some(records) => records
+                    .touch(&session.id, Some(fence), std::time::SystemTime::now())
+                    .await
+                    .map(|()| Begun::New),
+                None => Ok(Begun::New),
+            },
+        };
+        match proven {
+            Ok(begun) => Ok(begun),
+            Err(err) if err.downcast_ref::<NotHolder>().is_some() => {
+                session.step_down();
+                Err(Error::NotHolder)
+            }
+            Err(err) => Err(Error::shared_store(err)),
+        }
+    }
+
+    /// Hands the body's messages to the application, each with the parts of the HTTP request
+    /// that carried it, waiting while its channel is full; proves first (see
+    /// [`prove`](Self::prove)) if that was not done. The POST's `charge` of the incoming budget
+    /// is shared out among the messages, each share given back as the application takes its
+    /// message. The reader of their stream, if they had requests.
+    pub(crate) async fn deliver(mut self, posted: Posted) -> Result<Option<Reader>, Error> {
+        if let Begun::Again { .. } = self.prove(None).await? {
+            // Only a forward begins again, and it proved with its id first.
+            return Err(Error::SessionNotFound);
+        }
+        self.delivering = true;
         let Posted {
             request,
             body,
@@ -58,16 +148,23 @@ impl Begun {
     }
 }
 
-impl Drop for Begun {
-    /// A POST that leaves before delivering still hands its turn at the store on.
+impl Drop for Accepted {
+    /// A POST that leaves before delivering still hands its turn at the store on, and lets go
+    /// of the stream it registered: nothing will answer its requests.
     fn drop(&mut self) {
-        if let Some((session, batch)) = self.write_store.take() {
+        if let Opening::Write(batch) = std::mem::replace(&mut self.opening, Opening::Nothing) {
             match tokio::runtime::Handle::try_current() {
                 Ok(handle) => {
-                    handle.spawn(async move { session.write_store(batch).await });
+                    handle.spawn(Arc::clone(&self.session).write_store(batch));
                 }
-                Err(_) => session.lock().store_queue.abandon(),
+                Err(_) => self.session.lock().store_queue.abandon(),
             }
+        }
+        if !self.delivering
+            && let Some((stream, requests)) = self.registered.take()
+        {
+            self.reader = None;
+            self.session.lock().abandon(stream, &requests);
         }
     }
 }
@@ -77,20 +174,26 @@ impl Session {
     /// batch is allowed in its version (S9, with `header_version` when the request names one,
     /// S8), that no request id is already in flight or twice in the body (S19), then registers
     /// a stream for the requests (S10) and decides whether it opens with a priming event (S14):
-    /// for an `initialize`, by the version it asks for (`requested`).
+    /// for an `initialize`, by the version it asks for (`requested`). A POST forwarded by
+    /// another node carries the forward's id (`forward`): one that began a stream here already
+    /// is [`Begin::Again`].
     pub(crate) fn begin(
         self: &Arc<Self>,
         body: &Body,
         header_version: Option<ProtocolVersion>,
         requested: Option<ProtocolVersion>,
         on_end: OnEnd,
-    ) -> Result<Begun, Error> {
+        forward: Option<&str>,
+    ) -> Result<Begin, Error> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let incoming = match &st.incoming {
             Some(tx) if !st.closed => tx.clone(),
             _ => return Err(Error::SessionNotFound),
         };
+        if let Some(stream) = forward.and_then(|f| st.stream_of_forward(f)) {
+            return Ok(Begin::Again(stream));
+        }
         // S8: a request speaks the version its session negotiated.
         if let Some(header) = header_version
             && st.negotiated
@@ -106,13 +209,18 @@ impl Session {
             return Err(Error::BatchNotAllowed(version));
         }
         let count = check_ids(body, st)?;
+        let clustered = self.ctx.config.cluster.is_some();
+        let proof = st.fence.filter(|_| clustered).map(Opening::Prove);
         if count == 0 {
-            return Ok(Begun {
+            return Ok(Begin::Accepted(Accepted {
+                session: Arc::clone(self),
                 incoming,
-                write_store: None,
+                opening: proof.unwrap_or(Opening::Nothing),
+                registered: None,
                 reader: None,
                 prime: false,
-            });
+                delivering: false,
+            }));
         }
         let initialize = body
             .messages()
@@ -138,29 +246,32 @@ impl Session {
         s.attach(generation);
         s.pending = count;
         s.id_given = prime;
+        s.forward = forward.map(Box::from);
         st.streams.insert(stream, s);
-        for id in body.messages().iter().filter_map(Message::request_id) {
+        let requests: Vec<Id> = body
+            .messages()
+            .iter()
+            .filter_map(Message::request_id)
+            .cloned()
+            .collect();
+        for id in &requests {
             st.inflight.insert(id.clone(), stream);
         }
         // The store learns of the stream, so that its priming id resumes it on any node; with a
-        // cluster, of its requests too, for a node that takes the session over to answer.
-        let opening = if self.ctx.config.cluster.is_some() && self.has_store() {
-            let requests = body
-                .messages()
-                .iter()
-                .filter_map(Message::request_id)
-                .cloned()
-                .collect();
-            Some(StoreOp::Began { stream, requests })
-        } else {
-            prime.then_some(StoreOp::Opened { stream })
+        // cluster, of its requests too (the proof), for a node that takes the session over to
+        // answer.
+        let opening = match proof {
+            Some(proof) => proof,
+            None => prime
+                .then(|| st.store_queue.submit(Batch::one(Write::Open { stream })))
+                .flatten()
+                .map_or(Opening::Nothing, Opening::Write),
         };
-        let write_store = opening
-            .and_then(|op| st.store_queue.submit(Batch::one(op)))
-            .map(|batch| (Arc::clone(self), batch));
-        Ok(Begun {
+        Ok(Begin::Accepted(Accepted {
+            session: Arc::clone(self),
             incoming,
-            write_store,
+            opening,
+            registered: Some((stream, requests)),
             reader: Some(Reader::new(
                 Arc::clone(self),
                 stream,
@@ -168,7 +279,8 @@ impl Session {
                 on_end,
             )),
             prime,
-        })
+            delivering: false,
+        }))
     }
 }
 

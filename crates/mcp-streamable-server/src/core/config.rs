@@ -263,12 +263,21 @@ impl Config {
     }
 
     /// Serves one set of sessions with the other nodes of `cluster` (see [`Cluster`]): a
-    /// request may reach any node, and the node holding its session serves it. Needs an
-    /// [`EventStore`] and a [`SessionStore`] that every node shares; without
-    /// them, [`StreamableHttpService::new`](crate::StreamableHttpService::new) panics. Default:
-    /// none; each session is served by the process that started it.
+    /// request may reach any node, and the node holding its session serves it. The cluster's
+    /// own [`EventStore`] and [`SessionStore`], which every node shares, replace any set with
+    /// [`event_store`](Config::event_store) and [`session_store`](Config::session_store).
+    /// Default: none; each session is served by the process that started it.
     pub fn cluster(mut self, cluster: impl Cluster) -> Self {
         self.cluster = Some(Arc::new(cluster));
+        self
+    }
+
+    /// With a cluster, its stores in place of any others (see [`Config::cluster`]).
+    pub(crate) fn with_cluster_stores(mut self) -> Self {
+        if let Some(cluster) = &self.cluster {
+            self.event_store = Some(cluster.event_store());
+            self.session_store = Some(cluster.session_store());
+        }
         self
     }
 

@@ -59,28 +59,32 @@ impl Session {
 
     pub(crate) async fn forget(&self) {
         self.ctx.sessions.remove(self);
-        if let Some(store) = &self.ctx.config.session_store
-            && !self.is_transient()
-        {
-            store.remove(&self.id).await;
+        if self.is_transient() {
+            return;
         }
-        if let Some(cluster) = &self.ctx.config.cluster
-            && !self.is_transient()
-        {
-            cluster.release(&self.id).await;
-        }
-        if let Some(store) = &self.store {
+        if self.store.is_some() {
             // What was sent before the close is still being stored: wait for it, so that
-            // nothing is stored after the store has let go of the session.
+            // nothing is stored after the session's records are gone.
             let watermark = self.lock().store_queue.queued();
             self.store_caught_up(watermark).await;
-            store.session_closed(&self.id).await;
+        }
+        match (&self.ctx.config.cluster, self.fence()) {
+            // One fenced step: a copy whose session another node holds removes nothing (N4).
+            (Some(cluster), Some(fence)) => cluster.end(&self.id, fence).await,
+            _ => {
+                if let Some(store) = &self.ctx.config.session_store {
+                    store.remove(&self.id).await;
+                }
+                if let Some(store) = &self.store {
+                    store.close(&self.id).await;
+                }
+            }
         }
     }
 
     /// Ends the session on this node only (a node of a cluster shutting down): what was sent is
-    /// stored, the shared records stay, and the lease goes, so that the next request of the
-    /// session takes it over on another node (N4).
+    /// stored, the shared records stay, and the holding goes, so that the next request of the
+    /// session takes it over on another node at once (N5).
     pub(crate) async fn hand_over(self: &Arc<Self>) {
         if !self.close_now(Ending::Flush) {
             return;
@@ -88,21 +92,22 @@ impl Session {
         self.ctx.sessions.remove(self);
         let watermark = self.lock().store_queue.queued();
         self.store_caught_up(watermark).await;
-        if let Some(cluster) = &self.ctx.config.cluster {
-            cluster.hand_over(&self.id).await;
+        if let (Some(cluster), Some(fence)) = (&self.ctx.config.cluster, self.fence()) {
+            cluster.hand_over(&self.id, fence).await;
         }
         tracing::debug!(parent: &self.span, "session handed over");
     }
 
-    /// Another node holds the session now (the store said [`NotHolder`]): this node's copy
-    /// ends, its streams with it, and the shared records stay the holder's (N4). Clients reading
-    /// here resume through the holder.
+    /// Another node holds the session now (the store said [`NotHolder`], or this node's lease
+    /// lapsed and another node claimed the session first): this node's copy ends, its streams
+    /// with it, and the shared records stay the holder's (N4). Clients reading here resume
+    /// through the holder.
     ///
     /// [`NotHolder`]: crate::NotHolder
     pub(crate) fn step_down(&self) {
         if self.close_now(Ending::Abort) {
             self.ctx.sessions.remove(self);
-            tracing::warn!(parent: &self.span, "another node took this session over: this node's copy ended");
+            tracing::warn!(parent: &self.span, "this node no longer holds the session: its copy here ended");
         }
     }
 

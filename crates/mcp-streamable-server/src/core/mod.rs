@@ -12,8 +12,9 @@
 //!   and the server-wide bound on what all sessions hold;
 //! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
 //!   outside the session's lock;
-//! - [`cluster`], [`takeover`]: several nodes: the seam they share, and where a session a
-//!   request names is held, taken over when its holder died;
+//! - [`cluster`], [`fence`], [`lease`], [`takeover`]: several nodes, as the core sees them:
+//!   the seam a shared backend fills, the token every write of a session carries, the node's
+//!   lease that every delivery checks, and a session taken over from a holder that died;
 //! - [`connection`]: the application's side.
 
 pub(crate) mod attach;
@@ -25,6 +26,8 @@ pub(crate) mod connection;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod event_store;
+pub(crate) mod fence;
+pub(crate) mod lease;
 pub(crate) mod lifecycle;
 pub(crate) mod owner;
 pub(crate) mod queue;

@@ -110,6 +110,7 @@ impl Reader {
         };
         let mut guard = self.session.lock();
         let st = &mut *guard;
+        let held = self.session.is_held(st);
         // A closed session keeps only the streams it lets write what is queued (`flush`).
         let Some(s) = st.streams.get_mut(&self.stream) else {
             self.generation = None;
@@ -119,6 +120,11 @@ impl Reader {
             // Replaced by a newer reader (S12), or shed for being too slow.
             self.generation = None;
             return Poll::Ready(None);
+        }
+        if !held {
+            // N8: nothing leaves a node that cannot prove its lease; woken when it can again.
+            s.register(cx);
+            return Poll::Pending;
         }
         let mut taken = Taken::default();
         while taken.bytes < limit {
@@ -157,6 +163,7 @@ impl Reader {
         };
         let mut guard = self.session.lock();
         let st = &mut *guard;
+        let held = self.session.is_held(st);
         let Some(s) = st.streams.get_mut(&self.stream) else {
             self.generation = None;
             return Poll::Ready(Err(if st.closed {
@@ -168,6 +175,10 @@ impl Reader {
         if !s.is_read_by(generation) {
             self.generation = None;
             return Poll::Ready(Err(JsonWait::Moved));
+        }
+        if !held {
+            s.register(cx);
+            return Poll::Pending;
         }
         if s.outbox.iter().any(|e| !e.is_response) {
             return Poll::Ready(Ok(None));

@@ -14,9 +14,11 @@ use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{ErrorKind, Outgoing};
 use tokio::sync::Notify;
 
+use crate::core::cluster::{Fence, NotHolder};
 use crate::core::context::Context;
-use crate::core::event_store::EventStore;
-use crate::core::state::{Batch, Entry, Incoming, STANDALONE, State, StoreOp, Stream};
+use crate::core::event_store::{EventStore, Write};
+use crate::core::lease::Lease;
+use crate::core::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
 use crate::protocol::{ProtocolVersion, initialize};
 
 pub(crate) struct Session {
@@ -76,6 +78,7 @@ impl Session {
         lifetime: Lifetime,
         owner: Option<Arc<str>>,
         client: Option<Arc<str>>,
+        fence: Option<Fence>,
     ) -> Arc<Session> {
         let stateless = lifetime != Lifetime::Session;
         let version = match lifetime {
@@ -104,7 +107,7 @@ impl Session {
             client,
             ctx,
             store,
-            state: Mutex::new(State::new(version, incoming, budget)),
+            state: Mutex::new(State::new(version, incoming, budget, fence)),
             store_progress: Notify::new(),
             last_active: AtomicU64::new(now),
             #[cfg(test)]
@@ -128,6 +131,31 @@ impl Session {
 
     pub(crate) fn has_store(&self) -> bool {
         self.store.is_some()
+    }
+
+    /// With a cluster, the session's holding.
+    pub(crate) fn fence(&self) -> Option<Fence> {
+        self.lock().fence
+    }
+
+    /// This node's lease, with a cluster.
+    pub(crate) fn lease(&self) -> Option<&Lease> {
+        self.ctx.config.cluster.as_deref().map(|c| c.lease())
+    }
+
+    /// [`is_held`](Self::is_held), now.
+    pub(crate) fn is_held_now(&self) -> bool {
+        self.is_held(&self.lock())
+    }
+
+    /// Whether this node may deliver to the session's application and let its readers take
+    /// what it sent: always without a cluster; with one, while the node's lease holds the
+    /// session's fence (N8).
+    pub(crate) fn is_held(&self, st: &State) -> bool {
+        match (st.fence, self.lease()) {
+            (Some(fence), Some(lease)) => lease.holds(fence),
+            _ => true,
+        }
     }
 
     /// Whether a stream of this session opens with a priming event, given its version (S14).
@@ -167,8 +195,16 @@ impl Session {
         if now / quarter == before / quarter {
             return;
         }
-        if let Err(err) = store.touch(&self.id, std::time::SystemTime::now()).await {
-            tracing::warn!(parent: &self.span, error = %err, "session store: touch failed");
+        let fence = self.fence();
+        match store
+            .touch(&self.id, fence, std::time::SystemTime::now())
+            .await
+        {
+            Ok(()) => {}
+            Err(err) if err.downcast_ref::<NotHolder>().is_some() => self.step_down(),
+            Err(err) => {
+                tracing::warn!(parent: &self.span, error = %err, "session store: touch failed")
+            }
         }
     }
 
@@ -208,7 +244,7 @@ impl Session {
         // Routing, indexing, queueing and ordering the store's write in one critical section,
         // with no await inside: a send whose future is dropped midway cannot leave a request
         // answered but its stream open, nor the store out of order.
-        let (write_store, negotiated) = {
+        let (write_store, negotiated, behind) = {
             let mut guard = self.lock();
             let st = &mut *guard;
             if st.closed {
@@ -226,35 +262,41 @@ impl Session {
             s.next_index += 1;
             let is_response = matches!(out.message, Message::Response(_));
             let write_store = self.has_store().then(|| {
-                let append = StoreOp::Append {
+                let append = Write::Append {
                     stream,
                     index,
-                    json: json.clone(),
+                    message: json.clone(),
                 };
-                let finished = completes.then_some(StoreOp::Finished { stream });
+                let finished = completes.then_some(Write::Finish { stream });
                 st.store_queue.submit(Batch::two(append, finished))
             });
+            // A store more than the session's buffer behind slows the application down.
+            let behind = (st.store_queue.behind() > self.ctx.config.max_buffered_bytes)
+                .then(|| st.store_queue.queued());
             let entry = Entry {
                 index,
                 json,
                 is_response,
             };
             st.queue(self, stream, entry, completes, &mut wakers);
-            (write_store, negotiated)
+            (write_store, negotiated, behind)
         };
         for waker in wakers {
             waker.wake();
         }
+        if let Some(Some(batch)) = write_store {
+            self.write_behind(batch);
+        }
         if let Some(version) = negotiated {
             tracing::debug!(parent: &self.span, %version, "protocol version negotiated");
             if let Some(store) = &self.ctx.config.session_store
-                && let Err(err) = store.set_version(&self.id, version).await
+                && let Err(err) = store.set_version(&self.id, self.fence(), version).await
             {
                 tracing::warn!(parent: &self.span, error = %err, "session store: version not recorded");
             }
         }
-        if let Some(Some(batch)) = write_store {
-            self.write_store(batch).await;
+        if let Some(watermark) = behind {
+            self.store_caught_up(watermark).await;
         }
         Ok(())
     }
@@ -357,6 +399,37 @@ impl Session {
         };
         wake(waker);
         true
+    }
+
+    /// Wakes every reader of the session, to look again: the node's lease holds again (N8).
+    pub(crate) fn wake_readers(&self) {
+        let wakers: Vec<Waker> = {
+            let mut st = self.lock();
+            st.streams
+                .values_mut()
+                .filter_map(Stream::take_waker)
+                .collect()
+        };
+        for waker in wakers {
+            waker.wake();
+        }
+    }
+
+    /// Ends the connection of every stream of the session, keeping the session and its
+    /// requests: this node cannot prove it holds it, and its clients resume wherever it is held
+    /// (N8).
+    pub(crate) fn end_readers(&self) {
+        let wakers: Vec<Option<Waker>> = {
+            let mut st = self.lock();
+            let streams: Vec<u64> = st.streams.keys().copied().collect();
+            streams
+                .into_iter()
+                .filter_map(|stream| st.disconnect(stream))
+                .collect()
+        };
+        for waker in wakers {
+            wake(waker);
+        }
     }
 
     /// Ends the standalone stream's connection (shutdown, S23).

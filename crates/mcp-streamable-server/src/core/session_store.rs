@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 
 use crate::core::event_store::{StoreError, StoreFuture};
+use crate::core::fence::Fence;
 use crate::protocol::ProtocolVersion;
 
 /// What is known of a session beyond the process serving it: enough for another process to
@@ -49,6 +50,11 @@ impl SessionRecord {
 /// requests come (at most once per quarter of the idle timeout), sets the version the
 /// `initialize` result settles, and removes it when the session ends.
 ///
+/// With a [`Cluster`](crate::Cluster) (which brings its own store), the cluster creates and
+/// removes records, and touches and versions carry the session's [`Fence`]: a shared store
+/// refuses them with [`NotHolder`](crate::NotHolder) when the fence is not the session's
+/// holding, or the session is unknown, and changes nothing.
+///
 /// Without one (the default) a session's record is the session itself, in the memory of the
 /// process serving it: nothing is written twice, and nothing is kept per session beyond what
 /// serving it takes. [`InMemorySessionStore`] is the reference implementation of the contract
@@ -65,13 +71,20 @@ pub trait SessionStore: Send + Sync + 'static {
         id: &'a str,
     ) -> StoreFuture<'a, Result<Option<SessionRecord>, StoreError>>;
 
-    /// A request of session `id` was seen at `at`.
-    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>>;
+    /// A request of session `id` was seen at `at`; `fence` is its holding, with a cluster.
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        fence: Option<Fence>,
+        at: SystemTime,
+    ) -> StoreFuture<'a, Result<(), StoreError>>;
 
-    /// The `initialize` result of session `id` settled `version`.
+    /// The `initialize` result of session `id` settled `version`; `fence` is its holding, with
+    /// a cluster.
     fn set_version<'a>(
         &'a self,
         id: &'a str,
+        fence: Option<Fence>,
         version: ProtocolVersion,
     ) -> StoreFuture<'a, Result<(), StoreError>>;
 
@@ -80,7 +93,8 @@ pub trait SessionStore: Send + Sync + 'static {
 }
 
 /// A [`SessionStore`] in this process's memory: the reference for the contract, and a store
-/// for tests. It shares nothing between processes.
+/// for tests. It shares nothing between processes, and checks no fence (a store shared by
+/// nodes must; `InMemoryNetwork`'s does).
 ///
 /// ```
 /// use mcp_streamable_server::{Config, InMemorySessionStore};
@@ -140,7 +154,12 @@ impl SessionStore for InMemorySessionStore {
         ready(Ok(self.lock().get(id).cloned()))
     }
 
-    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>> {
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        _fence: Option<Fence>,
+        at: SystemTime,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
         self.update(id, |r| r.last_active = r.last_active.max(at));
         ready(Ok(()))
     }
@@ -148,6 +167,7 @@ impl SessionStore for InMemorySessionStore {
     fn set_version<'a>(
         &'a self,
         id: &'a str,
+        _fence: Option<Fence>,
         version: ProtocolVersion,
     ) -> StoreFuture<'a, Result<(), StoreError>> {
         self.update(id, |r| r.protocol_version = Some(version));
@@ -190,10 +210,16 @@ pub async fn check_session_store(store: &dyn SessionStore) {
     let none = store.load(unknown).await.expect("load of an unknown id");
     assert_eq!(none, None, "an unknown id loads as none");
     let later = record.last_active + Duration::from_secs(5);
-    store.touch(id, later).await.expect("touch");
-    store.touch(id, record.last_active).await.expect("touch");
+    store.touch(id, None, later).await.expect("touch");
+    store
+        .touch(id, None, record.last_active)
+        .await
+        .expect("touch");
     let version = ProtocolVersion::V2025_11_25;
-    store.set_version(id, version).await.expect("set_version");
+    store
+        .set_version(id, None, version)
+        .await
+        .expect("set_version");
     let loaded = store
         .load(id)
         .await
@@ -209,11 +235,11 @@ pub async fn check_session_store(store: &dyn SessionStore) {
         "the version is kept"
     );
     store
-        .touch(unknown, later)
+        .touch(unknown, None, later)
         .await
         .expect("touch of an unknown id");
     store
-        .set_version(unknown, version)
+        .set_version(unknown, None, version)
         .await
         .expect("set_version of an unknown id");
     let none = store.load(unknown).await.expect("load of an unknown id");

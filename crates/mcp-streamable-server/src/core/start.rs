@@ -8,6 +8,7 @@ use bytes::Bytes;
 use crate::core::connection::ServerConnection;
 use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
+use crate::core::event_store::StoreError;
 use crate::core::owner::SessionOwner;
 use crate::core::session::{Ending, Lifetime, Session};
 use crate::core::session_store::SessionRecord;
@@ -25,9 +26,18 @@ impl Context {
     ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new sessions")?;
         let id: Arc<str> = Arc::from(uuid::Uuid::new_v4().simple().to_string());
-        let (tx, rx) = incoming_channel(self.config.incoming_capacity);
         let owner = owner.map(|o| Arc::clone(o.key()));
-        let session = Session::new(id, Arc::clone(self), tx, Lifetime::Session, owner, client);
+        let record = SessionRecord::new(&*id, initialize, owner.as_deref().map(str::to_owned));
+        let (tx, rx) = incoming_channel(self.config.incoming_capacity);
+        let session = Session::new(
+            id,
+            Arc::clone(self),
+            tx,
+            Lifetime::Session,
+            owner,
+            client,
+            None,
+        );
         let caps = Caps {
             total: self.config.max_sessions,
             per_client: self.config.max_sessions_per_client,
@@ -36,29 +46,29 @@ impl Context {
             tracing::debug!(parent: &evicted.span, "evicted: a session cap was reached and it was the least recently used idle session of the client holding the most");
             evicted.close(Ending::Abort).await;
         }
-        if let Some(store) = &self.config.session_store {
-            let owner = session.owner.as_deref().map(str::to_owned);
-            let record = SessionRecord::new(&*session.id, initialize, owner);
-            if let Err(err) = store.create(record).await {
-                tracing::error!(parent: &session.span, error = %err, "session store failed: session not started");
-                self.sessions.remove(&session);
-                return Err(Error::shared_store(err));
-            }
-        }
-        if let Some(cluster) = &self.config.cluster
-            && let Err(err) = cluster.hold(&session.id).await
-        {
-            tracing::error!(parent: &session.span, error = %err, "cluster failed: session not started");
+        if let Err(err) = self.record(&session, record).await {
+            tracing::error!(parent: &session.span, error = %err, "the shared records failed: session not started");
             self.sessions.remove(&session);
-            if let Some(store) = &self.config.session_store {
-                store.remove(&session.id).await;
-            }
             return Err(Error::shared_store(err));
         }
         self.sessions.start_reaper(self);
         tracing::debug!(parent: &session.span, "session started");
         let connection = ServerConnection::new(rx, Arc::clone(&session));
         Ok((session, connection))
+    }
+
+    /// Records a new session where the nodes share records: with a cluster, the record and its
+    /// holder (this node, generation 0) in one step, whose fence the session writes with.
+    async fn record(&self, session: &Session, record: SessionRecord) -> Result<(), StoreError> {
+        match (&self.config.cluster, &self.config.session_store) {
+            (Some(cluster), _) => {
+                let fence = cluster.start(&record).await?;
+                session.lock().fence = Some(fence);
+                Ok(())
+            }
+            (None, Some(store)) => store.create(record).await,
+            (None, None) => Ok(()),
+        }
     }
 
     /// Starts the application for a session that lives for one POST (stateless mode) or one
@@ -70,7 +80,15 @@ impl Context {
     ) -> Result<(Arc<Session>, ServerConnection), Error> {
         self.refuse_when_shutting_down("no new requests")?;
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
-        let session = Session::new(Arc::from(""), Arc::clone(self), tx, lifetime, None, None);
+        let session = Session::new(
+            Arc::from(""),
+            Arc::clone(self),
+            tx,
+            lifetime,
+            None,
+            None,
+            None,
+        );
         self.sessions.insert_transient(&session);
         let connection = ServerConnection::new(rx, Arc::clone(&session));
         Ok((session, connection))

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-pub(crate) use crate::core::store_queue::{Batch, StoreOp, StoreQueue};
+pub(crate) use crate::core::store_queue::{Batch, StoreQueue};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;
@@ -18,6 +18,7 @@ use mcp_transport::Received;
 use tokio::sync::mpsc;
 
 use crate::core::budget::{Budget, Charge};
+use crate::core::cluster::Fence;
 use crate::protocol::ProtocolVersion;
 
 /// The standalone stream, read by GET (S10). Request streams are numbered from 1.
@@ -180,6 +181,9 @@ pub(crate) struct Stream {
     /// Whether its client holds an event id of this stream to resume from: its priming
     /// event's, or one a reader took with a store on.
     pub(crate) id_given: bool,
+    /// The id of the forward that carried its requests from another node, if one did: a
+    /// forward sent again finds its stream by it.
+    pub(crate) forward: Option<Box<str>>,
 }
 
 impl Stream {
@@ -193,6 +197,7 @@ impl Stream {
             conn: None,
             finished: false,
             id_given: false,
+            forward: None,
         }
     }
 
@@ -318,10 +323,19 @@ pub(crate) struct State {
     next_generation: u64,
     /// What is still to be written to the event store, in order.
     pub(crate) store_queue: StoreQueue,
+    /// With a cluster, the session's holding: every write of it carries this fence, and
+    /// nothing is delivered or read while this node's lease does not hold it. A lapsed lease
+    /// that came back under a new incarnation replaces it (reclaimed).
+    pub(crate) fence: Option<Fence>,
 }
 
 impl State {
-    pub(crate) fn new(version: ProtocolVersion, incoming: Incoming, budget: Arc<Budget>) -> Self {
+    pub(crate) fn new(
+        version: ProtocolVersion,
+        incoming: Incoming,
+        budget: Arc<Budget>,
+        fence: Option<Fence>,
+    ) -> Self {
         State {
             closed: false,
             version,
@@ -334,6 +348,7 @@ impl State {
             buffered: Buffered::new(budget),
             next_generation: 0,
             store_queue: StoreQueue::default(),
+            fence,
         }
     }
 
@@ -345,6 +360,33 @@ impl State {
     /// How many streams have a reader (SSE bodies, JSON waiters): derived, never counted.
     pub(crate) fn attached(&self) -> usize {
         self.streams.values().filter(|s| s.is_read()).count()
+    }
+
+    /// The stream a forward began here, while it lives.
+    pub(crate) fn stream_of_forward(&self, forward: &str) -> Option<u64> {
+        self.streams
+            .iter()
+            .find(|(_, s)| s.forward.as_deref() == Some(forward))
+            .map(|(stream, _)| *stream)
+    }
+
+    /// Forgets a stream registered for `requests` that never got them delivered.
+    pub(crate) fn abandon(&mut self, stream: u64, requests: &[Id]) {
+        for id in requests {
+            if self.inflight.get(id) == Some(&stream) {
+                self.inflight.remove(id);
+            }
+        }
+        if let Some(mut s) = self.streams.remove(&stream) {
+            s.outbox.clear(&mut self.buffered);
+        }
+        if self
+            .init_request
+            .as_ref()
+            .is_some_and(|id| requests.contains(id))
+        {
+            self.init_request = None;
+        }
     }
 
     /// Ends the reader of `stream`, if it has one: `Some(waker to wake)`. What it had not read
@@ -419,7 +461,7 @@ mod tests {
     fn attached_readers_are_derived_from_the_streams() {
         let (tx, _rx) = tokio::sync::mpsc::channel(1);
         let budget = Arc::new(Budget::new(usize::MAX));
-        let mut st = State::new(ProtocolVersion::V2025_11_25, tx, budget);
+        let mut st = State::new(ProtocolVersion::V2025_11_25, tx, budget, None);
         let mut s = Stream::new(false, 1);
         s.attach(st.new_generation());
         st.streams.insert(1, s);

@@ -1,54 +1,24 @@
 //! The writes a session owes its event store, in the order of its sends.
 //!
-//! A send that finds no writer at work writes its own writes (a [`Batch`], at most two) and
-//! becomes the writer; one that finds a writer at work queues them behind it. So the queue, and
-//! its buffer, exist only while sends of one session race each other, and an idle session
-//! holds none.
+//! A send that finds no writer at work makes its own writes (a [`Batch`], at most two) and
+//! becomes the writer; one that finds a writer at work queues them behind it, and the writer
+//! takes everything queued at once for its next write: one call of the store (one round trip
+//! for a remote one) however many sends raced it. So the queue, and its buffer, exist only
+//! while sends of one session race the store, and an idle session holds none.
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
-
-/// One write to the event store.
-pub(crate) enum StoreOp {
-    Append {
-        stream: u64,
-        index: u64,
-        json: Bytes,
-    },
-    Finished {
-        stream: u64,
-    },
-    Opened {
-        stream: u64,
-    },
-    /// With a cluster: a request stream opened for these requests.
-    Began {
-        stream: u64,
-        requests: Vec<mcp_jsonrpc::Id>,
-    },
-}
-
-impl StoreOp {
-    pub(crate) fn stream(&self) -> u64 {
-        match self {
-            StoreOp::Append { stream, .. }
-            | StoreOp::Finished { stream }
-            | StoreOp::Opened { stream }
-            | StoreOp::Began { stream, .. } => *stream,
-        }
-    }
-}
+use crate::core::event_store::Write;
 
 /// The writes of one send, in order: at most two (a message, and its stream's end).
-pub(crate) struct Batch([Option<StoreOp>; 2]);
+pub(crate) struct Batch([Option<Write>; 2]);
 
 impl Batch {
-    pub(crate) fn one(op: StoreOp) -> Batch {
-        Batch([Some(op), None])
+    pub(crate) fn one(write: Write) -> Batch {
+        Batch([Some(write), None])
     }
 
-    pub(crate) fn two(first: StoreOp, then: Option<StoreOp>) -> Batch {
+    pub(crate) fn two(first: Write, then: Option<Write>) -> Batch {
         Batch([Some(first), then])
     }
 
@@ -57,16 +27,24 @@ impl Batch {
     }
 
     fn len(&self) -> u64 {
-        self.0.iter().filter(|op| op.is_some()).count() as u64
+        self.0.iter().filter(|w| w.is_some()).count() as u64
     }
 }
 
 impl IntoIterator for Batch {
-    type Item = StoreOp;
-    type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<StoreOp>, 2>>;
+    type Item = Write;
+    type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<Write>, 2>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter().flatten()
+    }
+}
+
+/// The bytes of a write's message, what a queue of them holds.
+fn size(write: &Write) -> usize {
+    match write {
+        Write::Append { message, .. } => message.len(),
+        _ => 0,
     }
 }
 
@@ -76,7 +54,9 @@ pub(crate) struct StoreQueue {
     /// Only while sends race: boxed, so that an idle session holds one pointer for it where a
     /// bare `VecDeque` would take four words in every session.
     #[allow(clippy::box_collection)]
-    ops: Option<Box<VecDeque<StoreOp>>>,
+    writes: Option<Box<VecDeque<Write>>>,
+    /// The bytes of the messages in `writes`.
+    bytes: usize,
     /// A writer is at work.
     writing: bool,
     /// Tasks waiting for a watermark: the writer wakes them only when there are any.
@@ -92,38 +72,46 @@ impl StoreQueue {
     pub(crate) fn submit(&mut self, batch: Batch) -> Option<Batch> {
         self.queued += batch.len();
         if self.writing {
-            self.ops.get_or_insert_default().extend(batch);
+            let writes = self.writes.get_or_insert_default();
+            for write in batch {
+                self.bytes += size(&write);
+                writes.push_back(write);
+            }
             return None;
         }
         self.writing = true;
         Some(batch)
     }
 
-    /// The writer made `made` more writes; the next queued one, or `None`: its turn ends, and
-    /// the queue lets go of its buffer.
-    pub(crate) fn next(&mut self, made: u64) -> Option<StoreOp> {
+    /// The writer made `made` more writes; everything queued since, for its next write, or
+    /// `None`: its turn ends, and the queue lets go of its buffer.
+    pub(crate) fn next(&mut self, made: u64) -> Option<Vec<Write>> {
         self.written += made;
-        let op = self.ops.as_mut().and_then(|ops| ops.pop_front());
-        if op.is_none() {
-            self.writing = false;
-            self.ops = None;
+        self.bytes = 0;
+        match self.writes.take() {
+            Some(writes) if !writes.is_empty() => Some(Vec::from(*writes)),
+            _ => {
+                self.writing = false;
+                None
+            }
         }
-        op
     }
 
     /// A writer stopped midway after `made` writes: what it had not written goes first in
     /// line, for the next writer.
-    pub(crate) fn hand_back(&mut self, made: u64, rest: impl DoubleEndedIterator<Item = StoreOp>) {
+    pub(crate) fn hand_back(&mut self, made: u64, rest: impl DoubleEndedIterator<Item = Write>) {
         self.written += made;
-        let ops = self.ops.get_or_insert_default();
-        for op in rest.rev() {
-            ops.push_front(op);
+        let writes = self.writes.get_or_insert_default();
+        for write in rest.rev() {
+            self.bytes += size(&write);
+            writes.push_front(write);
         }
     }
 
     /// Gives up on everything not written: counted as written, so that no one waits for it.
     pub(crate) fn abandon(&mut self) {
-        self.ops = None;
+        self.writes = None;
+        self.bytes = 0;
         self.written = self.queued;
         self.writing = false;
     }
@@ -131,6 +119,11 @@ impl StoreQueue {
     /// The watermark of everything handed over so far.
     pub(crate) fn queued(&self) -> u64 {
         self.queued
+    }
+
+    /// The bytes of messages waiting behind the writer: past a bound, sends wait for the store.
+    pub(crate) fn behind(&self) -> usize {
+        self.bytes
     }
 
     pub(crate) fn has_written(&self, watermark: u64) -> bool {
@@ -152,36 +145,40 @@ impl StoreQueue {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+
     use super::*;
 
-    fn append(index: u64) -> StoreOp {
-        StoreOp::Append {
+    fn append(index: u64) -> Write {
+        Write::Append {
             stream: 1,
             index,
-            json: Bytes::new(),
+            message: Bytes::from_static(b"abc"),
         }
     }
 
-    fn index(op: &StoreOp) -> u64 {
-        match op {
-            StoreOp::Append { index, .. } => *index,
+    fn index(write: &Write) -> u64 {
+        match write {
+            Write::Append { index, .. } => *index,
             _ => u64::MAX,
         }
     }
 
     #[test]
-    fn the_first_send_writes_its_own_and_later_ones_queue_in_order() {
+    fn the_first_send_writes_its_own_and_the_writer_takes_the_rest_at_once() {
         let mut q = StoreQueue::default();
-        let mine = q.submit(Batch::two(append(1), Some(StoreOp::Finished { stream: 1 })));
+        let mine = q.submit(Batch::two(append(1), Some(Write::Finish { stream: 1 })));
         assert_eq!(mine.map(|b| b.into_iter().count()), Some(2));
         assert!(q.submit(Batch::one(append(2))).is_none());
         assert!(q.submit(Batch::one(append(3))).is_none());
+        assert_eq!(q.behind(), 6);
         assert!(!q.has_written(4));
-        assert_eq!(q.next(2).as_ref().map(index), Some(2));
-        assert_eq!(q.next(1).as_ref().map(index), Some(3));
-        assert!(q.next(1).is_none());
+        let next: Vec<u64> = q.next(2).unwrap().iter().map(index).collect();
+        assert_eq!(next, [2, 3], "one write for everything queued");
+        assert_eq!(q.behind(), 0);
+        assert!(q.next(2).is_none());
         assert!(q.has_written(4));
-        assert!(q.ops.is_none(), "an idle queue holds no buffer");
+        assert!(q.writes.is_none(), "an idle queue holds no buffer");
         // The turn is over: the next send writes its own again.
         assert!(q.submit(Batch::one(append(4))).is_some());
     }
@@ -194,9 +191,7 @@ mod tests {
         let mut mine = mine.into_iter();
         let _in_flight = mine.next();
         q.hand_back(1, mine);
-        let order: Vec<u64> = std::iter::from_fn(|| q.next(0))
-            .map(|op| index(&op))
-            .collect();
+        let order: Vec<u64> = q.next(0).unwrap().iter().map(index).collect();
         assert_eq!(order, [2, 3]);
         q.abandon();
         assert!(q.has_written(q.queued()));

@@ -1,56 +1,75 @@
 //! The ordered writer of a session's event store: never awaited while the session's lock is
-//! held.
+//! held, and never by a send.
 //!
 //! A send hands its writes to the session's [`StoreQueue`] under the lock, and, when no writer
-//! is at work, becomes the writer: it writes its own, then whatever others queued meanwhile,
-//! until there is nothing left. The order of the store is the order of the sends; with a
-//! remote store, a session's messages do not wait one round trip each behind a lock. Whoever
-//! needs the store to have caught up (a resumption, the session's end) waits for a watermark.
+//! is at work, becomes the writer: its first write starts at once, and if the store must be
+//! waited for (a remote one), the writer goes on in a task of its own, taking everything
+//! queued meanwhile in one write, until there is nothing left. The order of the store is the
+//! order of the sends; the application's send never waits for a round trip, unless the store
+//! has fallen more than the session's buffer behind. Whoever needs the store to have caught up
+//! (a resumption, the session's end) waits for a watermark.
 //!
 //! [`StoreQueue`]: crate::core::state::StoreQueue
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
 use crate::core::cluster::NotHolder;
-use crate::core::event_store::EventStore;
+use crate::core::event_store::{EventStore, Write};
 use crate::core::session::Session;
-use crate::core::state::{Batch, StoreOp};
+use crate::core::state::Batch;
 
 impl Session {
-    /// Writes `batch`, then what is queued, until nothing is: called by the send that became
-    /// the writer. If this future is dropped midway, a task takes the turn over, so that
-    /// nothing is left behind and the order holds.
-    pub(crate) async fn write_store(self: &Arc<Session>, batch: Batch) {
-        let Some(store) = &self.store else {
+    /// Makes `batch`, then what is queued, as the writer: starts at once, and goes on in a task
+    /// if the store keeps it waiting.
+    pub(crate) fn write_behind(self: &Arc<Session>, batch: Batch) {
+        let mut writing = Box::pin(Arc::clone(self).write_store(batch));
+        let mut cx = Context::from_waker(Waker::noop());
+        if writing.as_mut().poll(&mut cx).is_pending() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(writing);
+                }
+                // Dropped here, the writer hands its turn on as it can (`Writer`'s drop).
+                Err(_) => drop(writing),
+            }
+        }
+    }
+
+    /// Writes `batch`, then what is queued, a batch at a time, until nothing is: called by the
+    /// send that became the writer. If this future is dropped midway, a task takes the turn
+    /// over, so that nothing is left behind and the order holds.
+    pub(crate) async fn write_store(self: Arc<Session>, batch: Batch) {
+        let Some(store) = self.store.clone() else {
             return;
         };
         let mut writer = Writer {
-            session: self,
-            own: Some(batch.into_iter()),
-            made: 0,
+            session: &self,
+            in_flight: 0,
             active: true,
         };
+        let mut writes: Vec<Write> = batch.into_iter().collect();
         loop {
-            let op = match writer.own.as_mut().and_then(Iterator::next) {
-                Some(op) => op,
-                None => {
-                    let (next, watched) = {
-                        let mut st = self.lock();
-                        let next = st.store_queue.next(std::mem::take(&mut writer.made));
-                        (next, st.store_queue.is_watched())
-                    };
-                    if watched {
-                        self.store_progress.notify_waiters();
-                    }
-                    let Some(op) = next else {
-                        writer.active = false;
-                        return;
-                    };
-                    op
-                }
+            let made = writes.len() as u64;
+            if !writes.is_empty() {
+                writer.in_flight = made;
+                write(&*store, &self, &writes).await;
+                writer.in_flight = 0;
+            }
+            let (next, watched) = {
+                let mut st = self.lock();
+                let next = st.store_queue.next(made);
+                (next, st.store_queue.is_watched())
             };
-            write(&**store, self, op).await;
-            writer.made += 1;
+            if watched {
+                self.store_progress.notify_waiters();
+            }
+            let Some(next) = next else {
+                writer.active = false;
+                return;
+            };
+            writes = next;
         }
     }
 
@@ -76,36 +95,16 @@ impl Session {
     }
 }
 
-async fn write(store: &dyn EventStore, session: &Session, op: StoreOp) {
-    // Nodes following the stream from the store learn of what they read: an event, or the
-    // stream's end; a stream's opening gives them nothing to read.
-    let readable = matches!(op, StoreOp::Append { .. } | StoreOp::Finished { .. });
-    let stream = op.stream();
-    write_op(store, session, op).await;
-    if readable && let Some(cluster) = &session.ctx.config.cluster {
-        cluster.written(&session.id, stream).await;
-    }
-}
-
-async fn write_op(store: &dyn EventStore, session: &Session, op: StoreOp) {
-    match op {
-        StoreOp::Append {
-            stream,
-            index,
-            json,
-        } => match store.append(&session.id, stream, index, json).await {
-            Ok(()) => {}
-            Err(err) if err.downcast_ref::<NotHolder>().is_some() => session.step_down(),
-            Err(err) => {
-                tracing::error!(parent: &session.span, error = %err, stream, index, "event store append failed");
-            }
-        },
-        StoreOp::Finished { stream } => store.stream_finished(&session.id, stream).await,
-        StoreOp::Opened { stream } => store.stream_opened(&session.id, stream).await,
-        StoreOp::Began { stream, requests } => {
-            if let Err(err) = store.stream_began(&session.id, stream, &requests).await {
-                tracing::error!(parent: &session.span, error = %err, stream, "event store: a stream's requests not recorded");
-            }
+/// Makes `writes` with the session's fence. A write refused because another node holds the
+/// session now ends this node's copy (N4); any other failure is logged: what was not kept
+/// cannot be resumed, and the client of a live stream got it all the same.
+async fn write(store: &dyn EventStore, session: &Session, writes: &[Write]) {
+    let fence = session.lock().fence;
+    match store.write(&session.id, fence, writes).await {
+        Ok(()) => {}
+        Err(err) if err.downcast_ref::<NotHolder>().is_some() => session.step_down(),
+        Err(err) => {
+            tracing::error!(parent: &session.span, error = %err, writes = writes.len(), "event store write failed: what it held cannot be resumed");
         }
     }
 }
@@ -122,11 +121,10 @@ impl Drop for Watching<'_> {
 }
 
 /// The writer's turn: handed to a task if the writer's future is dropped before it is over.
-/// The write in progress then may or may not have reached the store; it counts as made.
+/// The writes in progress then may or may not have reached the store; they count as made.
 struct Writer<'a> {
     session: &'a Arc<Session>,
-    own: Option<<Batch as IntoIterator>::IntoIter>,
-    made: u64,
+    in_flight: u64,
     active: bool,
 }
 
@@ -138,8 +136,7 @@ impl Drop for Writer<'_> {
         let session = Arc::clone(self.session);
         {
             let mut st = session.lock();
-            let rest = self.own.take().into_iter().flatten();
-            st.store_queue.hand_back(self.made + 1, rest);
+            st.store_queue.hand_back(self.in_flight, std::iter::empty());
             if tokio::runtime::Handle::try_current().is_err() {
                 // Nothing can write the rest: let it go rather than hold it.
                 st.store_queue.abandon();
@@ -148,7 +145,7 @@ impl Drop for Writer<'_> {
         session.store_progress.notify_waiters();
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
-                handle.spawn(async move { session.write_store(Batch::empty()).await });
+                handle.spawn(session.write_store(Batch::empty()));
             }
             Err(_) => {
                 tracing::error!(parent: &session.span, "a store writer was dropped outside the runtime: what it had queued is not stored");

@@ -1,6 +1,7 @@
-//! Sessions held by several nodes: finding where a session named by a request is held, and
-//! taking over one whose holder died (its application started again from the stored
-//! `initialize`, the requests it left unanswered answered with errors).
+//! Taking over a session whose holder died: a session of this node from the stored record,
+//! its application started again from the stored `initialize`, the requests its last holder
+//! left unanswered answered with errors (N4). Where a session is, and whether to take it over,
+//! is the cluster's to find (`crate::cluster::route`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -8,33 +9,23 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Response, code};
 
-use crate::core::cluster::Location;
+use crate::core::begin::Begin;
+use crate::core::cluster::Fence;
 use crate::core::connection::ServerConnection;
 use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
-use crate::core::event_store::{EventStore, StoreError, Unfinished};
+use crate::core::event_store::{EventStore, StoreError, Unfinished, Write};
 use crate::core::owner::SessionOwner;
 use crate::core::reader::OnEnd;
 use crate::core::session::{Ending, Lifetime, Session};
 use crate::core::session_store::SessionRecord;
-use crate::core::state::{Batch, Posted, STANDALONE, StoreOp, Stream, incoming_channel};
-
-/// Where the session a request names is served.
-pub(crate) enum Located {
-    /// Here, as it was.
-    Here(Arc<Session>),
-    /// By node `node`, to which the request is forwarded.
-    Elsewhere(String),
-    /// Here, taken over from a holder that died: its application must be started with
-    /// `connection` before the request is served.
-    Restored(Restored),
-}
+use crate::core::state::{Batch, Posted, STANDALONE, Stream, incoming_channel};
 
 /// A session taken over, waiting for its application: [`finish`](Restored::finish) starts it.
 pub(crate) struct Restored {
     session: Arc<Session>,
     connection: ServerConnection,
-    generation: u64,
+    fence: Fence,
     record: SessionRecord,
     owner: Option<SessionOwner>,
 }
@@ -51,10 +42,11 @@ impl Restored {
         let Restored {
             session,
             connection,
-            generation,
+            fence,
             record,
             owner,
         } = self;
+        let generation = fence.generation;
         let request = start(connection, generation, session.span.clone());
         let request = &request;
         let ctx = Arc::clone(&session.ctx);
@@ -80,7 +72,7 @@ impl Restored {
         ctx.sessions.start_reaper(&ctx);
         tracing::info!(parent: &session.span, generation, "session taken over from a holder that died");
         if let Some(store) = &session.store {
-            answer_unfinished(&ctx, &**store, &session.id, generation).await;
+            answer_unfinished(&**store, &session.id, fence).await;
         }
         if !session.is_owned_by(owner.as_ref().map(SessionOwner::as_str)) {
             return Err(Error::SessionNotFound);
@@ -95,67 +87,27 @@ fn base(generation: u64) -> u64 {
     generation << 32
 }
 
-/// How long, and how many times, a request waits for the restoring of a session that this node
-/// took over for another request.
-const RESTORE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-const RESTORE_WAITS: usize = 50;
-
 /// The message of the error answering a request whose holder died before answering it.
 const HOLDER_DIED: &str = "the server node serving this request stopped before answering it; \
                            it may or may not have been carried out";
 
 impl Context {
-    /// Where session `id` is served, for a request made by `owner` (S7). A session this node
-    /// does not hold is looked up in the cluster, if there is one: held elsewhere, or taken
-    /// over here if its holder's lease lapsed.
-    pub(crate) async fn locate_session(
+    /// Takes session `id` over, as the holder of `fence` (generation at least 1): a session
+    /// with the stored record, numbering its streams in its own range, not findable until
+    /// [`Restored::finish`].
+    pub(crate) async fn restore(
         self: &Arc<Self>,
         id: &str,
         owner: Option<&SessionOwner>,
-    ) -> Result<Located, Error> {
-        if self.sessions.get(id).is_some() || self.config.cluster.is_none() {
-            return self.find_session(id, owner).await.map(Located::Here);
-        }
-        let Some(cluster) = &self.config.cluster else {
-            return Err(Error::SessionNotFound);
-        };
-        let location = cluster.locate(id).await.map_err(Error::shared_store)?;
-        match location {
-            Location::Elsewhere { node } => Ok(Located::Elsewhere(node)),
-            Location::TakenOver { generation } => {
-                let restored = self.restore(id, owner, generation).await?;
-                Ok(Located::Restored(restored))
-            }
-            Location::Here => {
-                // Held here by the books, not in memory: another request is restoring it (wait
-                // for it, a bounded while), or it ended here and the release was lost.
-                for _ in 0..RESTORE_WAITS {
-                    let restored = self.restored.notified();
-                    if self.sessions.get(id).is_some() {
-                        break;
-                    }
-                    let _ = tokio::time::timeout(RESTORE_WAIT, restored).await;
-                }
-                self.find_session(id, owner).await.map(Located::Here)
-            }
-            _ => Err(Error::SessionNotFound),
-        }
-    }
-
-    /// Takes session `id` over as its `generation`th holder: a session with the stored record,
-    /// numbering its streams in its own range, not findable until [`Restored::finish`].
-    async fn restore(
-        self: &Arc<Self>,
-        id: &str,
-        owner: Option<&SessionOwner>,
-        generation: u64,
+        fence: Fence,
     ) -> Result<Restored, Error> {
         let Some(record) = self.load_record(id).await? else {
             if let Some(cluster) = &self.config.cluster {
-                cluster.release(id).await;
+                cluster.end(id, fence).await;
             }
             return Err(Error::SessionNotFound);
         };
+        let generation = fence.generation;
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
         let session = Session::new(
             Arc::from(id),
@@ -164,16 +116,17 @@ impl Context {
             Lifetime::Session,
             record.owner.as_deref().map(Arc::from),
             None,
+            Some(fence),
         );
         let opening = prepare(&session, &record, generation);
         let connection = ServerConnection::new(rx, Arc::clone(&session));
         if let Some(batch) = opening {
-            session.write_store(batch).await;
+            Arc::clone(&session).write_store(batch).await;
         }
         Ok(Restored {
             session,
             connection,
-            generation,
+            fence,
             record,
             owner: owner.cloned(),
         })
@@ -199,7 +152,7 @@ fn prepare(session: &Session, record: &SessionRecord, generation: u64) -> Option
     st.streams
         .insert(STANDALONE, Stream::new(true, base(generation) + 1));
     st.store_queue
-        .submit(Batch::one(StoreOp::Opened { stream: STANDALONE }))
+        .submit(Batch::one(Write::Open { stream: STANDALONE }))
 }
 
 /// Hands the application the stored `initialize`, under an id no client uses, and
@@ -223,10 +176,14 @@ async fn replay_initialize(
         Body::Single(Message::Request(init)),
         Body::Single(initialized.into()),
     ] {
-        let begun = session.begin(&body, None, record.protocol_version, OnEnd::Keep)?;
+        let Begin::Accepted(accepted) =
+            session.begin(&body, None, record.protocol_version, OnEnd::Keep, None)?
+        else {
+            return Err(Error::SessionNotFound);
+        };
         let charge = ctx.inbound.charge(0).ok_or(Error::InboundFull(0))?;
         // The reader, if any, is dropped: the answer is stored, and read by nobody.
-        begun
+        accepted
             .deliver(Posted::new(Arc::clone(request), body, charge))
             .await?;
     }
@@ -235,7 +192,7 @@ async fn replay_initialize(
 
 /// Answers, with errors, the requests the last holder began and did not answer, on their own
 /// streams, and finishes those streams: no client waits forever for a dead node.
-async fn answer_unfinished(ctx: &Context, store: &dyn EventStore, id: &str, generation: u64) {
+async fn answer_unfinished(store: &dyn EventStore, id: &str, fence: Fence) {
     let unfinished = match store.unfinished(id).await {
         Ok(unfinished) => unfinished,
         Err(err) => {
@@ -244,42 +201,43 @@ async fn answer_unfinished(ctx: &Context, store: &dyn EventStore, id: &str, gene
         }
     };
     for stream in unfinished {
-        if stream.stream >= base(generation) {
+        if stream.stream >= base(fence.generation) {
             continue;
         }
-        if let Err(err) = answer_stream(ctx, store, id, &stream, generation).await {
+        if let Err(err) = answer_stream(store, id, &stream, fence).await {
             tracing::error!(session_id = id, stream = stream.stream, error = %err, "event store: could not answer a dead holder's requests");
         }
     }
 }
 
 async fn answer_stream(
-    ctx: &Context,
     store: &dyn EventStore,
     id: &str,
     unfinished: &Unfinished,
-    generation: u64,
+    fence: Fence,
 ) -> Result<(), StoreError> {
     let stream = unfinished.stream;
     let answered = answered(store, id, stream).await;
     // Past any index the dead holder gave out: it may have sent a client events it had not
     // stored yet, whose ids must not name these errors too.
-    let mut index = base(generation);
+    let mut index = base(fence.generation);
     let error = ErrorObject::new(code::INTERNAL_ERROR, HOLDER_DIED);
+    let mut writes = Vec::new();
     for request in &unfinished.requests {
         if answered.contains(request) {
             continue;
         }
         index += 1;
         let response = Response::error(Some(request.clone()), error.clone());
-        let json = Bytes::from(Message::Response(response).to_vec());
-        store.append(id, stream, index, json).await?;
+        let message = Bytes::from(Message::Response(response).to_vec());
+        writes.push(Write::Append {
+            stream,
+            index,
+            message,
+        });
     }
-    store.stream_finished(id, stream).await;
-    if let Some(cluster) = &ctx.config.cluster {
-        cluster.written(id, stream).await;
-    }
-    Ok(())
+    writes.push(Write::Finish { stream });
+    store.write(id, Some(fence), &writes).await
 }
 
 /// The requests of `stream` answered already, as far as the store knows.

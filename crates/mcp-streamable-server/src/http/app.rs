@@ -4,10 +4,11 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
+use crate::cluster::Nodes;
 use crate::core::Context;
 use crate::core::connection::ServerConnection;
-use crate::http::relay::Relay;
 
 /// The application: called with each new session's connection and the parts of the HTTP
 /// request that started it.
@@ -15,20 +16,24 @@ pub(crate) type Factory = dyn Fn(ServerConnection, http::request::Parts) -> Pin<
     + Send
     + Sync;
 
-/// What the HTTP edge serves: the session core, and the application it starts sessions of.
+/// What the HTTP edge serves: the session core, the application it starts sessions of, and,
+/// with a cluster, what it keeps to reach the other nodes.
 pub(crate) struct Server {
     pub(crate) ctx: Arc<Context>,
     factory: Box<Factory>,
-    /// The streams relayed to and from other nodes, with a cluster.
-    pub(crate) relay: Relay,
+    pub(crate) nodes: Option<Nodes>,
+    /// Whether the tasks of a node of a cluster run: serving the peers, following the lease.
+    pub(crate) nodes_started: AtomicBool,
 }
 
 impl Server {
     pub(crate) fn new(ctx: Context, factory: Box<Factory>) -> Self {
+        let nodes = ctx.config.cluster.clone().map(Nodes::new);
         Server {
             ctx: Arc::new(ctx),
             factory,
-            relay: Relay::default(),
+            nodes,
+            nodes_started: AtomicBool::new(false),
         }
     }
 

@@ -174,6 +174,12 @@ impl Reject {
                 Kind::Unavailable,
                 format!("the store the server's nodes share is unavailable ({why}); retry later"),
             ),
+            // Both send a request elsewhere before they come to a client; one that does found
+            // no node to serve it in time.
+            Error::NotHolder | Error::Fenced => Reject::new(
+                Kind::Unavailable,
+                "no node of the server could prove it holds this session in time; retry later",
+            ),
         }
     }
 

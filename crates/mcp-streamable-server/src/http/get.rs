@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 use tracing::Instrument;
 
 use crate::core::Session;
@@ -11,15 +11,15 @@ use crate::core::session::Ending;
 use crate::core::state::STANDALONE;
 use crate::http::app::Server;
 use crate::http::body::{SseBody, replayed, write_priming};
-use crate::http::checks;
+use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
-use crate::http::remote::{self, Hop, Target};
+use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply;
 use crate::http::response_body::ResponseBody;
 use crate::protocol::{EventId, LAST_EVENT_ID, accept};
 
 /// The id of the session a GET or DELETE names (S7, S8).
-fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
+pub(crate) fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
     checks::protocol_version(&parts.headers)?;
     checks::session_id(&parts.headers)?
         .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))
@@ -43,32 +43,37 @@ pub(crate) async fn handle_get<B>(
         // which clients that reconnect would otherwise do at once.
         server.ctx.refuse_when_shutting_down("no new streams")?;
     }
-    let request = Arc::new(parts);
-    let mut relocated = 0;
-    loop {
-        let node = match remote::locate(server, &id, &request).await? {
-            Target::Local(session) => {
-                let body = match after {
-                    Some(after) => {
-                        resume(&session, after)
-                            .instrument(session.span.clone())
-                            .await?
-                    }
-                    None => standalone(&session).await?,
-                };
-                return Ok(reply::sse(body));
-            }
-            Target::Remote(node) => node,
-        };
-        match remote::get(server, &node, &id, Arc::clone(&request), after).await? {
-            Hop::Answered(response) => return Ok(response),
-            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
-        }
+    let owner = owner(&parts);
+    let Some(nodes) = &server.nodes else {
+        let session = server.ctx.find_session(&id, owner.as_ref()).await?;
+        return serve(&session, after).await;
+    };
+    let mut ask = Ask::new(&id, Method::GET, Arc::new(parts), Bytes::new(), owner);
+    ask.last_event_id = after;
+    match remote::reach(server, nodes, &mut ask, None).await? {
+        Reached::Here(session) => serve(&session, after).await,
+        Reached::There(answer) => Ok(remote::proxied(answer)),
     }
 }
 
+/// A GET of a session held here: its standalone stream, or a resumption (S11, S12).
+pub(crate) async fn serve(
+    session: &Arc<Session>,
+    after: Option<EventId>,
+) -> Result<Response<ResponseBody>, Reject> {
+    let body = match after {
+        Some(after) => {
+            resume(session, after)
+                .instrument(session.span.clone())
+                .await?
+        }
+        None => standalone(session).await?,
+    };
+    Ok(reply::sse(body))
+}
+
 /// The event a GET's `Last-Event-ID` names, if it has one (S11).
-fn last_event_id(parts: &http::request::Parts) -> Result<Option<EventId>, Reject> {
+pub(crate) fn last_event_id(parts: &http::request::Parts) -> Result<Option<EventId>, Reject> {
     let Some(id) = accept::single(&parts.headers, &LAST_EVENT_ID)
         .map_err(|()| Reject::bad_request("malformed Last-Event-ID header"))?
     else {
@@ -113,18 +118,20 @@ pub(crate) async fn handle_delete<B>(
 ) -> Result<Response<ResponseBody>, Reject> {
     let (parts, _body) = request.into_parts();
     let id = named(&parts, "DELETE")?.to_owned();
-    let mut relocated = 0;
-    loop {
-        let node = match remote::locate(server, &id, &parts).await? {
-            Target::Local(session) => {
-                session.close(Ending::Abort).await;
-                return Ok(reply::empty(StatusCode::NO_CONTENT));
-            }
-            Target::Remote(node) => node,
-        };
-        match remote::delete(server, &node, &id, &parts).await? {
-            Hop::Answered(response) => return Ok(response),
-            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
-        }
+    let owner = owner(&parts);
+    let Some(nodes) = &server.nodes else {
+        let session = server.ctx.find_session(&id, owner.as_ref()).await?;
+        return Ok(delete(&session).await);
+    };
+    let mut ask = Ask::new(&id, Method::DELETE, Arc::new(parts), Bytes::new(), owner);
+    match remote::reach(server, nodes, &mut ask, None).await? {
+        Reached::Here(session) => Ok(delete(&session).await),
+        Reached::There(answer) => Ok(remote::proxied(answer)),
     }
+}
+
+/// Ends a session held here.
+pub(crate) async fn delete(session: &Arc<Session>) -> Response<ResponseBody> {
+    session.close(Ending::Abort).await;
+    reply::empty(StatusCode::NO_CONTENT)
 }

@@ -2,23 +2,21 @@
 //! answers and their bodies. It validates each HTTP request, then talks to the session core
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
 //!
-//! With a cluster: `remote` finds where a named session is held and hands requests to its
-//! holder as `envelope`s, `follow` reads the answer's stream from the shared store, `holder`
-//! answers the envelopes of other nodes, and `relay` keeps the standalone streams relayed
-//! either way.
+//! With a cluster (`crate::cluster` finds where a session is): `remote` sends a request of a
+//! session held elsewhere to its holder, `relay` relays the holder's stream to the client and
+//! asks for it again where it breaks, and `peer` serves the requests other nodes send here.
 
 pub(crate) mod app;
 #[cfg(feature = "auth")]
 pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod checks;
-pub(crate) mod envelope;
 pub(crate) mod error;
-pub(crate) mod follow;
 pub(crate) mod get;
-pub(crate) mod holder;
+pub(crate) mod local;
 pub(crate) mod modern;
 pub(crate) mod origin;
+pub(crate) mod peer;
 pub(crate) mod post;
 pub(crate) mod read;
 pub(crate) mod relay;

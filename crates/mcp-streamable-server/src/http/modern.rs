@@ -14,6 +14,7 @@ use std::sync::Arc;
 use http::StatusCode;
 use mcp_jsonrpc::{Body, Message, code};
 
+use crate::core::begin::Begin;
 use crate::core::budget::Charge;
 use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::Lifetime;
@@ -48,8 +49,10 @@ pub(crate) async fn serve(
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
-    let begun = session.begin(&body, None, None, OnEnd::Cancel)?;
-    let reader = match begun.deliver(Posted::new(request, body, charge)).await {
+    let Begin::Accepted(accepted) = session.begin(&body, None, None, OnEnd::Cancel, None)? else {
+        return Err(ended_without_answer());
+    };
+    let reader = match accepted.deliver(Posted::new(request, body, charge)).await {
         Ok(reader) => reader,
         Err(Error::SessionNotFound) => return Err(ended_without_answer()),
         Err(other) => return Err(other.into()),

@@ -1,32 +1,42 @@
-//! POST: messages from the client (S2-S10, S19, S20), and which family they belong to (M1).
+//! POST: messages from the client (S2-S10, S19, S20), which family they belong to (M1), and,
+//! with a cluster, where their session is held (N2, N9).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use http::header::CONTENT_TYPE;
-use http::{Request, Response, StatusCode};
+use http::{Method, Request, Response};
 use mcp_jsonrpc::{Body, Message, code};
 use tracing::Instrument;
 
+use crate::cluster::sign::Forward;
 use crate::core::budget::Charge;
 use crate::core::config::{Eras, Mode};
-use crate::core::reader::{JsonWait, OnEnd};
+use crate::core::reader::OnEnd;
 use crate::core::session::{Ending, Lifetime};
 use crate::core::state::Posted;
 use crate::core::{Error, Session};
 use crate::http::app::Server;
-use crate::http::body::SseBody;
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
+use crate::http::local::{After, Tried, held, open, refused, respond};
 use crate::http::read::read_body;
-use crate::http::remote::{self, Hop, Target};
+use crate::http::remote::{self, Ask, Reached};
 use crate::http::response_body::ResponseBody;
-use crate::http::{modern, reply};
+use crate::http::{modern, relay, reply};
 use crate::protocol::params::{self, Era};
 use crate::protocol::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, accept, initialize};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How many times a POST goes where its session is before it is refused: its holder's copy may
+/// end under it (another node took the session over) or this node's lease may not hold for a
+/// moment; each time it looks again.
+const TRIES: usize = 4;
+
+/// How long a POST waits for this node's lease to hold again before it looks elsewhere.
+const LEASE_WAIT: Duration = Duration::from_millis(500);
 
 pub(crate) async fn handle<B>(
     server: &Arc<Server>,
@@ -37,7 +47,6 @@ where
     B::Data: Buf + Send,
     B::Error: Into<BoxError>,
 {
-    let ctx = &server.ctx;
     let (parts, body) = request.into_parts();
     let accepts = accept::accepts(&parts.headers);
     if !(accepts.json && accepts.event_stream) {
@@ -52,10 +61,21 @@ where
             "Content-Type must be application/json",
         ));
     }
-    // The version header says what family the POST is of (M1) before the body is read; its
-    // value is checked after, against the body (M3) or as a session's (S8).
+    let bytes = read_body(&parts.headers, body, server.ctx.config.max_body_bytes).await?;
+    accept_body(server, parts, bytes, None).await
+}
+
+/// A POST whose body is read: a client's, or one another node forwarded (`forward`, checked).
+pub(crate) async fn accept_body(
+    server: &Arc<Server>,
+    parts: http::request::Parts,
+    bytes: Bytes,
+    forward: Option<Forward>,
+) -> Result<Response<ResponseBody>, Reject> {
+    let ctx = &server.ctx;
+    // The version header says what family the POST is of (M1); its value is checked after,
+    // against the body (M3) or as a session's (S8).
     let header_version = accept::single(&parts.headers, &MCP_PROTOCOL_VERSION).unwrap_or(None);
-    let bytes = read_body(&parts.headers, body, ctx.config.max_body_bytes).await?;
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
     // S22: the body counts against the incoming budget until its application has read it.
     let charge = ctx
@@ -74,6 +94,10 @@ where
     };
     let eras = ctx.config.eras;
     let served = match params::classify(eras != Eras::LegacyOnly, header_version, &body) {
+        // N7: served by the node it reaches; never forwarded.
+        Era::PerRequest(_) if forward.is_some() => {
+            Err(Reject::bad_request("a per-request POST is not forwarded"))
+        }
         Era::PerRequest(params) => {
             match params::validate(eras != Eras::ModernOnly, &parts.headers, &body, params) {
                 Ok(version) => modern::serve(server, parts, body, version, charge).await,
@@ -86,7 +110,7 @@ where
             // they return at once.
             let version = checks::protocol_version(&parts.headers)?;
             checks::session_id(&parts.headers)?;
-            dispatch(server, parts, body, version, charge).await
+            dispatch(server, parts, body, version, charge, forward).await
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
@@ -111,6 +135,7 @@ async fn dispatch(
     body: Body,
     version: Option<ProtocolVersion>,
     charge: Charge,
+    forward: Option<Forward>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let ctx = &server.ctx;
     if ctx.config.mode == Mode::Stateless {
@@ -119,58 +144,59 @@ async fn dispatch(
     // The session the POST names, if any.
     let named = checks::session_id(&parts.headers)?.map(str::to_owned);
     let initialize = body.messages().iter().any(Message::is_initialize);
-    match named {
-        None if initialize && body.is_batch() => Err(Reject::bad_request(
+    let posted = Posted::new(Arc::new(parts), body, charge);
+    match (named, forward) {
+        (None, _) if initialize && posted.body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
         )),
-        None if initialize => start_session(server, parts, body, version, charge).await,
-        None => Err(Reject::bad_request(
+        (None, None) if initialize => start_session(server, posted, version).await,
+        (None, _) => Err(Reject::bad_request(
             "missing Mcp-Session-Id header: only an initialize request may be sent without one",
         )),
-        Some(_) if initialize => Err(Reject::bad_request(
+        (Some(_), _) if initialize => Err(Reject::bad_request(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
-        Some(id) => serve_named(server, &id, Arc::new(parts), body, version, charge).await,
+        (Some(id), Some(forward)) => {
+            Ok(serve_forwarded(server, &id, posted, version, &forward).await)
+        }
+        (Some(id), None) => serve_named(server, &id, posted, version).await,
     }
 }
 
 /// A POST to session `id`: served here if this node holds it (or takes it over, its holder
-/// having died), else forwarded to its holder.
+/// having died), else sent to its holder and its answer relayed (N9).
 async fn serve_named(
     server: &Arc<Server>,
     id: &str,
-    request: Arc<http::request::Parts>,
-    body: Body,
+    posted: Posted,
     version: Option<ProtocolVersion>,
-    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let header = accept::single(&request.headers, &MCP_PROTOCOL_VERSION)
-        .unwrap_or(None)
-        .map(str::to_owned);
-    let mut relocated = 0;
-    loop {
-        let node = match remote::locate(server, id, &request).await? {
-            Target::Local(session) => {
-                let posted = Posted::new(request, body, charge);
-                return serve(&session, posted, version, None, OnEnd::Keep)
-                    .instrument(session.span.clone())
-                    .await;
+    let owner = owner(&posted.request);
+    let Some(nodes) = &server.nodes else {
+        let session = server.ctx.find_session(id, owner.as_ref()).await?;
+        return serve(&session, &mut Some(posted), version, None)
+            .await
+            .map_err(Tried::into_reject);
+    };
+    let request = Arc::clone(&posted.request);
+    let mut ask = Ask::new(id, Method::POST, request, Bytes::new(), owner);
+    let mut posted = Some(posted);
+    for _ in 0..TRIES {
+        let body = posted.as_ref().map(|p| &p.body);
+        match remote::reach(server, nodes, &mut ask, body).await? {
+            Reached::Here(session) => match serve(&session, &mut posted, version, None).await {
+                Err(Tried::Elsewhere) => {}
+                Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
+                Err(Tried::Refused(reject)) => return Err(reject),
+                Ok(response) => return Ok(response),
+            },
+            Reached::There(answer) => {
+                let body = posted.take().map(|p| p.body);
+                return Ok(relay::post(server, ask, answer, body.as_ref()).await);
             }
-            Target::Remote(node) => node,
-        };
-        let hop = remote::post(
-            server,
-            &node,
-            id,
-            Arc::clone(&request),
-            &body,
-            header.as_deref(),
-        );
-        match hop.await? {
-            Hop::Answered(response) => return Ok(response),
-            Hop::Unreachable(why) => remote::relocate(&mut relocated, &node, &why).await?,
         }
     }
+    Err(Error::Fenced.into())
 }
 
 /// A session-based POST to a server of the per-request family only: -32022, naming the
@@ -195,12 +221,10 @@ fn refused_sessions(body: &Body, header: Option<&str>) -> Reject {
 /// has passed every check (S18).
 async fn start_session(
     server: &Server,
-    parts: http::request::Parts,
-    body: Body,
+    posted: Posted,
     version: Option<ProtocolVersion>,
-    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let Body::Single(Message::Request(init)) = &body else {
+    let Body::Single(Message::Request(init)) = &posted.body else {
         return Err(Reject::bad_request("initialize must be a request"));
     };
     let requested = initialize::validate(init)
@@ -209,17 +233,26 @@ async fn start_session(
         Some(_) => Bytes::from(Message::Request(init.clone()).to_vec()),
         None => Bytes::new(),
     };
-    let owner = owner(&parts);
-    let client = checks::client(&parts, owner.as_ref());
+    let owner = owner(&posted.request);
+    let client = checks::client(&posted.request, owner.as_ref());
     let (session, connection) = server
         .ctx
         .start_session(owner.as_ref(), client, record)
         .await?;
-    let request = server.start(connection, parts, session.span.clone());
+    let Posted {
+        request,
+        body,
+        charge,
+    } = posted;
+    let request = server.start(
+        connection,
+        Arc::unwrap_or_clone(request),
+        session.span.clone(),
+    );
     let posted = Posted::new(request, body, charge);
-    let mut response = serve(&session, posted, version, requested, OnEnd::Keep)
-        .instrument(session.span.clone())
-        .await?;
+    let mut response = serve(&session, &mut Some(posted), version, requested)
+        .await
+        .map_err(Tried::into_reject)?;
     if let Some(value) = session.id_header.clone() {
         response.headers_mut().insert(MCP_SESSION_ID, value);
     }
@@ -241,7 +274,20 @@ async fn serve_stateless(
     // reads what was delivered, then sees the end.
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
     let posted = Posted::new(request, body, charge);
-    let response = serve(&session, posted, version, None, OnEnd::CloseSession).await;
+    let mut posted = Some(posted);
+    let opened = open(
+        &session,
+        &mut posted,
+        version,
+        None,
+        OnEnd::CloseSession,
+        None,
+        0,
+    );
+    let response = match opened.await {
+        Ok(opened) => respond(&session, opened, false).await,
+        Err(err) => Err(err.into()),
+    };
     if response
         .as_ref()
         .is_ok_and(|r| r.headers().get(CONTENT_TYPE) == Some(&reply::TEXT_EVENT_STREAM))
@@ -262,47 +308,62 @@ impl Drop for CloseOnDrop {
     }
 }
 
-/// Delivers the messages to the application and answers: 202, JSON, or an SSE stream (S4, S5).
+/// Delivers the messages to a session held here and answers: 202, JSON, or an SSE stream (S4,
+/// S5).
 async fn serve(
     session: &Arc<Session>,
-    posted: Posted,
+    posted: &mut Option<Posted>,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
-    on_end: OnEnd,
-) -> Result<Response<ResponseBody>, Reject> {
-    let begun = session.begin(&posted.body, version, requested, on_end)?;
-    let prime = begun.prime;
-    let is_batch = posted.body.is_batch();
-    // Until the reply exists, the reader is the guard of the stream: if this future is dropped
-    // (the client went away) it lets go of the stream (S13).
-    let Some(reader) = begun.deliver(posted).await? else {
-        return Ok(reply::empty(StatusCode::ACCEPTED));
-    };
-    let mut sse = SseBody::new(reader);
-    if session.ctx.config.json_response {
-        match sse.reader_mut().wait_json().await {
-            Err(JsonWait::Closed) => return Err(Error::SessionNotFound.into()),
-            Err(JsonWait::Moved) => {
-                return Err(Reject::new(
-                    Kind::Unavailable,
-                    "the answer to this request left this connection: it was taken over by a GET \
-                     with Last-Event-ID, or held more than the session's buffer allows",
-                ));
-            }
-            Ok(Some(responses)) => return Ok(reply::json(responses, is_batch)),
-            // S5: something else came first: the answer goes on as SSE.
-            Ok(None) => {}
-        }
-    }
-    if prime {
-        sse.prime(session.ctx.config.retry);
-    }
-    // The head waits, briefly, for the first message: an answer ready by then leaves with the
-    // head in one write, not two (one send, and one wake-up of the client, fewer).
-    let _ = tokio::time::timeout(HOLD_HEAD, sse.wait_first()).await;
-    Ok(reply::sse(sse))
+) -> Result<Response<ResponseBody>, Tried> {
+    let opened = open(session, posted, version, requested, OnEnd::Keep, None, 0)
+        .instrument(session.span.clone())
+        .await?;
+    Ok(respond(session, opened, false).await?)
 }
 
-/// How long the head of an SSE reply waits for the stream's first message. Short: until the
-/// head leaves, the client has no event id to resume from, and no sign the request arrived.
-const HOLD_HEAD: Duration = Duration::from_millis(2);
+/// A forwarded POST of session `id`: its messages delivered here, unless its forward began a
+/// stream before (then that stream, after what the asking node has), answered as SSE.
+pub(crate) async fn serve_forwarded(
+    server: &Server,
+    id: &str,
+    posted: Posted,
+    version: Option<ProtocolVersion>,
+    forward: &Forward,
+) -> Response<ResponseBody> {
+    let after = posted.request.extensions.get::<After>().map_or(0, |a| a.0);
+    let mut posted = Some(posted);
+    for waited in [false, true] {
+        let session = match held(server, id, forward).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return refused("not-here"),
+            Err(reject) => return reject.into_response("POST"),
+        };
+        let opened = open(
+            &session,
+            &mut posted,
+            version,
+            None,
+            OnEnd::Keep,
+            Some(&forward.id),
+            after,
+        );
+        let tried = match opened.await {
+            Ok(opened) => match respond(&session, opened, true).await {
+                Ok(response) => return response,
+                Err(reject) => Tried::Refused(reject),
+            },
+            Err(err) => Tried::from(err),
+        };
+        match tried {
+            Tried::Fenced if !waited => {
+                if let Some(lease) = session.lease() {
+                    lease.changed_within(LEASE_WAIT).await;
+                }
+            }
+            Tried::Refused(reject) => return reject.into_response("POST"),
+            Tried::Elsewhere | Tried::Fenced => return refused("not-here"),
+        }
+    }
+    refused("not-here")
+}

@@ -1,95 +1,393 @@
-//! What a node keeps of the streams it relays between a client and another node: the
-//! standalone streams it reads for clients of other nodes (as holder), and the ones it follows
-//! from the store for its own clients (as reader), each under a token.
+//! The asking node's side of a POST whose session another node holds (N9): the holder's stream
+//! relayed to the client event by event; when it breaks before every response came (the holder
+//! died, stepped down, or the connection between the nodes was cut), asked for again wherever
+//! the session is held then (taken over here, if nobody has): the forward again while no event
+//! came, which the holder never delivers twice; a resumption of its stream after the last event
+//! relayed once one did. A request that cannot be answered so gets an error, never silence.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
+use bytes::{Bytes, BytesMut};
+use http::{Method, Response, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
+use mcp_sse::Scanner;
+use tokio::sync::mpsc;
 
-/// The relayed standalone streams of one node.
-#[derive(Default)]
-pub(crate) struct Relay {
-    next_token: AtomicU64,
-    /// As holder: the tasks draining a standalone stream another node's client reads from the
-    /// store, by that node and its token.
-    drains: Mutex<HashMap<(String, u64), AbortHandle>>,
-    /// As reader: the standalone streams this node's clients read from the store, by token;
-    /// the sender ends one when its holder says another reader took the stream over.
-    follows: Mutex<HashMap<u64, oneshot::Sender<()>>>,
-    /// Whether the task answering other nodes' envelopes runs.
-    pub(crate) inbox_started: AtomicBool,
+use crate::core::Session;
+use crate::core::event_store::StoredEvent;
+use crate::core::reader::{OnEnd, Reader};
+use crate::core::state::Posted;
+use crate::http::app::Server;
+use crate::http::body::{MAX_FRAME, frame, write_priming};
+use crate::http::local::{Opened, open};
+use crate::http::remote::{self, Ask, Reached};
+use crate::http::reply;
+use crate::http::response_body::ResponseBody;
+use crate::protocol::EventId;
+
+/// How many times a relayed stream is asked for again after it broke, at most.
+const BREAKS: usize = 8;
+
+/// The most bytes one relayed event may take: what the client's own bound is by default.
+const MAX_EVENT: usize = mcp_sse::DEFAULT_MAX_EVENT_SIZE;
+
+/// How many frames the relaying task writes ahead of its client.
+const FRAMES_AHEAD: usize = 4;
+
+/// The client's answer to a POST the holder answered with `answer`: the holder's refusal or
+/// 202 as it is; its stream relayed, or collected into JSON in JSON-response mode (S4, S5).
+pub(crate) async fn post(
+    server: &Arc<Server>,
+    ask: Ask,
+    answer: Response<Incoming>,
+    body: Option<&Body>,
+) -> Response<ResponseBody> {
+    let is_sse = answer
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+    if answer.status() != StatusCode::OK || !is_sse {
+        return remote::proxied(answer);
+    }
+    let requests: Vec<Id> = body
+        .map(|b| {
+            b.messages()
+                .iter()
+                .filter_map(Message::request_id)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let is_batch = body.is_some_and(Body::is_batch);
+    let session = http::HeaderValue::from_str(&ask.session).ok();
+    let relay = Relay {
+        server: Arc::clone(server),
+        ask,
+        source: Source::Remote(answer.into_body()),
+        scanner: Scanner::with_max_event_size(MAX_EVENT),
+        stream: None,
+        after: 0,
+        unanswered: requests,
+        breaks: 0,
+    };
+    if server.ctx.config.json_response {
+        return relay.json(is_batch, session).await;
+    }
+    relay.sse(Vec::new(), session)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+/// What a relayed stream gives its client.
+enum Item {
+    /// A priming event (S14): the id to resume from, and the reconnection delay.
+    Priming(EventId, Duration),
+    /// A message, with its event id when the holder gave one.
+    Message {
+        id: Option<EventId>,
+        message: Bytes,
+        response: bool,
+    },
+}
+
+/// Where the relayed stream comes from now.
+enum Source {
+    /// The holder's answer.
+    Remote(Incoming),
+    /// The session, held here now: what it replays, then its stream.
+    Local(VecDeque<StoredEvent>, Reader),
+    /// Broken: to be asked for again.
+    Over,
+}
+
+struct Relay {
+    server: Arc<Server>,
+    ask: Ask,
+    source: Source,
+    scanner: Scanner,
+    /// The stream, once an event named it, and the last index relayed.
+    stream: Option<u64>,
+    after: u64,
+    /// The requests whose responses have not come.
+    unanswered: Vec<Id>,
+    breaks: usize,
 }
 
 impl Relay {
-    pub(crate) fn add_drain(&self, node: String, token: u64, task: AbortHandle) {
-        if let Some(old) = lock(&self.drains).insert((node, token), task) {
-            old.abort();
+    /// The next events, or `None` once every response came, or the stream cannot be had any
+    /// more: then every request still unanswered got an error.
+    async fn next(&mut self) -> Option<Vec<Item>> {
+        loop {
+            if self.unanswered.is_empty() {
+                return None;
+            }
+            let items = match &mut self.source {
+                Source::Remote(body) => match body.frame().await {
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => self.scan(&data),
+                        Err(_) => continue,
+                    },
+                    Some(Err(_)) | None => {
+                        self.source = Source::Over;
+                        continue;
+                    }
+                },
+                Source::Local(replay, reader) => {
+                    let stream = reader.stream();
+                    let taken: Vec<(u64, Bytes)> = if replay.is_empty() {
+                        match std::future::poll_fn(|cx| reader.poll_take(cx, MAX_FRAME)).await {
+                            Some(taken) => {
+                                taken.iter().map(|e| (e.index, e.json.clone())).collect()
+                            }
+                            None => {
+                                self.source = Source::Over;
+                                continue;
+                            }
+                        }
+                    } else {
+                        replay.drain(..).map(|e| (e.index, e.message)).collect()
+                    };
+                    taken
+                        .into_iter()
+                        .map(|(index, message)| {
+                            self.message(Some(EventId::new(stream, index)), message)
+                        })
+                        .collect()
+                }
+                Source::Over => match self.ask_again().await {
+                    Ok(()) => continue,
+                    Err(why) => return Some(self.give_up(&why)),
+                },
+            };
+            if !items.is_empty() {
+                return Some(items);
+            }
         }
     }
 
-    /// Ends the drain for `node`'s `token`; whether there was one.
-    pub(crate) fn end_drain(&self, node: &str, token: u64) -> bool {
-        let drain = lock(&self.drains).remove(&(node.to_owned(), token));
-        drain.map(|d| d.abort()).is_some()
-    }
-
-    /// Forgets a drain that ended by itself.
-    pub(crate) fn drained(&self, node: &str, token: u64) {
-        lock(&self.drains).remove(&(node.to_owned(), token));
-    }
-
-    /// A standalone stream to be followed under a new token, registered before its holder is
-    /// asked (whose answer to another reader may come at once); forgotten unless kept.
-    pub(crate) fn follow(&self) -> Registered<'_> {
-        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.follows).insert(token, tx);
-        Registered {
-            relay: self,
-            token,
-            moved: Some(rx),
+    /// The events `data` completes.
+    fn scan(&mut self, data: &[u8]) -> Vec<Item> {
+        self.scanner.feed(data);
+        let mut items = Vec::new();
+        loop {
+            let event = match self.scanner.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => return items,
+                Err(err) => {
+                    tracing::warn!(error = %err, "an event of another node's stream was dropped");
+                    continue;
+                }
+            };
+            let id = event
+                .id
+                .as_deref()
+                .and_then(|id| id.parse::<EventId>().ok());
+            if event.data.is_empty() {
+                if let (Some(id), Some(retry)) = (id, event.retry) {
+                    self.stream = Some(id.stream);
+                    items.push(Item::Priming(id, retry));
+                }
+                continue;
+            }
+            items.push(self.message(id, Bytes::from(event.data)));
         }
     }
 
-    /// Ends the follow of `token`, if it is still on.
-    pub(crate) fn moved(&self, token: u64) {
-        if let Some(tx) = lock(&self.follows).remove(&token) {
-            let _ = tx.send(());
+    /// A message relayed: notes its place and, for a response, its request answered.
+    fn message(&mut self, id: Option<EventId>, message: Bytes) -> Item {
+        if let Some(id) = id {
+            self.stream = Some(id.stream);
+            self.after = self.after.max(id.index);
+        }
+        let answered = match mcp_jsonrpc::parse(&message) {
+            Ok(Body::Single(Message::Response(r))) => r.id().cloned(),
+            _ => None,
+        };
+        let response = answered.is_some();
+        if let Some(id) = answered {
+            self.unanswered.retain(|r| *r != id);
+        }
+        Item::Message {
+            id,
+            message,
+            response,
         }
     }
 
-    pub(crate) fn unfollow(&self, token: u64) {
-        lock(&self.follows).remove(&token);
+    /// Asks for the stream again, wherever its session is held now.
+    async fn ask_again(&mut self) -> Result<(), String> {
+        self.breaks += 1;
+        if self.breaks > BREAKS {
+            return Err("the stream broke too often".into());
+        }
+        let Some(nodes) = &self.server.nodes else {
+            return Err("no cluster".into());
+        };
+        tracing::debug!(session_id = %self.ask.session, stream = ?self.stream, after = self.after, "relayed stream broke: asking for it again");
+        // Once an event named the stream, a resumption of it; before, the forward again.
+        if let Some(stream) = self.stream {
+            self.ask.method = Method::GET;
+            self.ask.last_event_id = Some(EventId::new(stream, self.after));
+        }
+        match remote::reach(&self.server, nodes, &mut self.ask, None).await {
+            Ok(Reached::There(answer)) if answer.status() == StatusCode::OK => {
+                self.scanner.finish();
+                self.source = Source::Remote(answer.into_body());
+                Ok(())
+            }
+            Ok(Reached::There(answer)) => Err(refusal(answer).await),
+            Ok(Reached::Here(session)) => self.here(&session).await,
+            Err(reject) => Err(reject.message),
+        }
+    }
+
+    /// The stream from a session held here now.
+    async fn here(&mut self, session: &Arc<Session>) -> Result<(), String> {
+        let (replay, reader) = match self.stream {
+            Some(stream) => {
+                let resumed = session
+                    .resume(EventId::new(stream, self.after))
+                    .await
+                    .map_err(|e| format!("{e:?}"))?;
+                (resumed.events, resumed.reader)
+            }
+            None => {
+                let body = mcp_jsonrpc::parse(&self.ask.body).map_err(|e| e.to_string())?;
+                let charge = session
+                    .ctx
+                    .inbound
+                    .charge(0)
+                    .ok_or("no room for the request")?;
+                let mut posted = Some(Posted::new(Arc::clone(&self.ask.parts), body, charge));
+                let forward = Some(self.ask.id.as_str());
+                let opened = open(session, &mut posted, None, None, OnEnd::Keep, forward, 0);
+                match opened.await.map_err(|e| format!("{e:?}"))? {
+                    Opened::Stream { reader, replay, .. } => (replay, reader),
+                    Opened::Accepted => return Err("the request has no stream".into()),
+                }
+            }
+        };
+        self.source = Source::Local(replay.into(), reader);
+        Ok(())
+    }
+
+    /// Errors for every request still unanswered: the stream cannot be had any more.
+    fn give_up(&mut self, why: &str) -> Vec<Item> {
+        tracing::warn!(session_id = %self.ask.session, why, unanswered = self.unanswered.len(), "a relayed stream could not be had again: its requests get errors");
+        let error = ErrorObject::new(
+            code::INTERNAL_ERROR,
+            format!(
+                "the server lost this request's stream ({why}); it may or may not have been \
+                 carried out"
+            ),
+        );
+        std::mem::take(&mut self.unanswered)
+            .into_iter()
+            .map(|id| {
+                let response = mcp_jsonrpc::Response::error(Some(id), error.clone());
+                Item::Message {
+                    id: None,
+                    message: Bytes::from(Message::Response(response).to_vec()),
+                    response: true,
+                }
+            })
+            .collect()
+    }
+
+    /// The stream as SSE, `first` ahead of it, written by a task of its own.
+    fn sse(self, first: Vec<Item>, session: Option<http::HeaderValue>) -> Response<ResponseBody> {
+        let (tx, rx) = mpsc::channel(FRAMES_AHEAD);
+        tokio::spawn(self.write(first, tx));
+        reply::relayed(rx, session)
+    }
+
+    async fn write(mut self, first: Vec<Item>, frames: mpsc::Sender<Bytes>) {
+        if frames.send(encode(&first)).await.is_err() {
+            return;
+        }
+        let keep_alive = self.server.ctx.config.keep_alive;
+        loop {
+            let next = self.next();
+            tokio::pin!(next);
+            let items = loop {
+                let idle = async {
+                    match keep_alive {
+                        Some(every) => tokio::time::sleep(every).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    items = &mut next => break items,
+                    () = idle => {
+                        if frames.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                            return;
+                        }
+                    }
+                    () = frames.closed() => return,
+                }
+            };
+            let Some(items) = items else {
+                return;
+            };
+            if frames.send(encode(&items)).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// JSON-response mode (S4, S5): the responses, once all came; the stream as SSE if
+    /// anything else comes first.
+    async fn json(
+        mut self,
+        is_batch: bool,
+        session: Option<http::HeaderValue>,
+    ) -> Response<ResponseBody> {
+        let mut items = Vec::new();
+        while let Some(more) = self.next().await {
+            items.extend(more);
+            if items.iter().any(|i| {
+                matches!(
+                    i,
+                    Item::Message {
+                        response: false,
+                        ..
+                    }
+                )
+            }) {
+                return self.sse(items, session);
+            }
+        }
+        let responses = items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Message { message, .. } => Some(message),
+                Item::Priming(..) => None,
+            })
+            .collect();
+        reply::json(responses, is_batch)
     }
 }
 
-/// A follow registered with [`Relay::follow`]: its token, and what fires when the holder says
-/// the stream moved to another reader. Dropped without [`keep`](Registered::keep), it is
-/// forgotten.
-pub(crate) struct Registered<'a> {
-    relay: &'a Relay,
-    pub(crate) token: u64,
-    moved: Option<oneshot::Receiver<()>>,
-}
-
-impl Registered<'_> {
-    pub(crate) fn keep(mut self) -> (u64, oneshot::Receiver<()>) {
-        let moved = self.moved.take().expect("kept once");
-        (self.token, moved)
-    }
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        if self.moved.is_some() {
-            self.relay.unfollow(self.token);
+fn encode(items: &[Item]) -> Bytes {
+    let mut out = BytesMut::new();
+    for item in items {
+        match item {
+            Item::Priming(id, retry) => write_priming(&mut out, Some(*id), *retry),
+            Item::Message { id, message, .. } => frame(&mut out, *id, message),
         }
+    }
+    out.freeze()
+}
+
+/// What a holder's refusal says.
+async fn refusal(answer: Response<Incoming>) -> String {
+    let status = answer.status();
+    let body = http_body_util::Limited::new(answer.into_body(), 64 * 1024);
+    let body = body.collect().await.map(|b| b.to_bytes());
+    match body {
+        Ok(body) => format!("{status}: {}", String::from_utf8_lossy(&body)),
+        Err(_) => status.to_string(),
     }
 }

@@ -1,321 +1,227 @@
-//! The asking node's side: where a session a request names is served, and, when another node
-//! holds it, the request forwarded there and its answer followed from the shared store.
+//! The asking node's side of a session held elsewhere (N9): the request forwarded to the holder
+//! over HTTP/2, signed; a holder out of reach waited for until its lease lapses, then the
+//! session taken over; the same forward asked again until it is answered, which the holder
+//! never delivers twice.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use http::{Response, StatusCode};
-use mcp_jsonrpc::{Body, Message};
-use tokio::sync::mpsc;
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, CONNECTION, CONTENT_LENGTH, COOKIE, HOST, PROXY_AUTHORIZATION};
+use http::{HeaderMap, HeaderName, Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
 
+use crate::cluster::peers::Failed;
+use crate::cluster::route::{Route, Target};
+use crate::cluster::sign::{Forward, MCP_FORWARD, MCP_FORWARD_AFTER};
+use crate::cluster::{FORWARD_DEADLINE, Nodes};
 use crate::core::Session;
 use crate::core::cluster::Restarted;
-use crate::core::event_store::{ReplayError, StoredEvent};
-use crate::core::state::STANDALONE;
-use crate::core::takeover::Located;
-use crate::core::{Context, Error};
+use crate::core::owner::SessionOwner;
+use crate::core::takeover::Restored;
 use crate::http::app::Server;
-use crate::http::body::{frame, replayed, write_priming};
-use crate::http::checks::owner;
-use crate::http::envelope::{Answer, Envelope, Parts};
 use crate::http::error::{Kind, Reject};
-use crate::http::follow::{Follow, Step, is_response};
-use crate::http::reply;
 use crate::http::response_body::ResponseBody;
-use crate::protocol::EventId;
+use crate::protocol::{EventId, LAST_EVENT_ID};
 
-/// How many SSE frames a followed stream's task writes ahead of its client.
-const FRAMES_AHEAD: usize = 4;
+/// The header with which a holder says why it did not take a forward: `not-here` (it does not
+/// hold the session, or not under the fence the forward names) or `expired` (it came past its
+/// deadline). Either way nothing of it was delivered.
+pub(crate) const MCP_FORWARD_REFUSED: HeaderName = HeaderName::from_static("mcp-forward-refused");
 
-/// Where a session is served.
-pub(crate) enum Target {
-    Local(Arc<Session>),
-    Remote(String),
+/// The status of such a refusal: 421 Misdirected Request, which no answer of the MCP endpoint
+/// itself uses.
+pub(crate) const REFUSED: StatusCode = StatusCode::MISDIRECTED_REQUEST;
+
+/// How many times a request is sent to a holder before it is refused (503): each time after the
+/// holder was looked up again, and, when it was out of reach, after its lease lapsed.
+const SENDS: usize = 8;
+
+/// The least wait before asking again after a holder was out of reach and its lease is not
+/// known to run on; it doubles each time.
+const FIRST_PAUSE: Duration = Duration::from_millis(25);
+
+/// What a request of a session held elsewhere asks the holder, however often it is sent.
+pub(crate) struct Ask {
+    pub(crate) session: String,
+    pub(crate) method: Method,
+    /// The client's request: its headers go to the holder (but credentials), and a takeover
+    /// here starts the application with its parts.
+    pub(crate) parts: Arc<http::request::Parts>,
+    pub(crate) body: Bytes,
+    pub(crate) owner: Option<SessionOwner>,
+    /// The forward's id, the same every time it is sent (N9).
+    pub(crate) id: String,
+    /// A resumption (S11): the event after which the stream is wanted.
+    pub(crate) last_event_id: Option<EventId>,
+    /// A forwarded POST sent again: the last event of its stream the asking node has.
+    pub(crate) after: Option<EventId>,
 }
 
-/// Where session `id` is served, for `request`: here, or by another node. A session whose
-/// holder died is taken over here, its application started again (with `request`'s parts and
-/// [`Restarted`]).
-pub(crate) async fn locate(
-    server: &Arc<Server>,
-    id: &str,
-    request: &http::request::Parts,
-) -> Result<Target, Reject> {
-    let owner = owner(request);
-    match server.ctx.locate_session(id, owner.as_ref()).await? {
-        Located::Here(session) => Ok(Target::Local(session)),
-        Located::Elsewhere(node) => Ok(Target::Remote(node)),
-        Located::Restored(restored) => {
-            let session = restored
-                .finish(|connection, generation, span| {
-                    let mut parts = request.clone();
-                    parts.extensions.insert(Restarted { generation });
-                    server.start(connection, parts, span)
-                })
-                .await?;
-            Ok(Target::Local(session))
+impl Ask {
+    pub(crate) fn new(
+        session: &str,
+        method: Method,
+        parts: Arc<http::request::Parts>,
+        body: Bytes,
+        owner: Option<SessionOwner>,
+    ) -> Ask {
+        Ask {
+            session: session.to_owned(),
+            method,
+            parts,
+            body,
+            owner,
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            last_event_id: None,
+            after: None,
         }
     }
 }
 
-/// A forward's outcome: the answer, or the holder out of reach (it may have died: locate the
-/// session again).
-pub(crate) enum Hop {
-    Answered(Response<ResponseBody>),
-    Unreachable(String),
+/// Where a request reached its session.
+pub(crate) enum Reached {
+    /// Here: held here, or taken over for it.
+    Here(Arc<Session>),
+    /// Elsewhere: the holder's answer, as it comes.
+    There(Response<Incoming>),
 }
 
-/// How many times a request looks for its session's holder again when the one found is out of
-/// reach (it died: its lease lapses within a few seconds), and how long it waits between.
-const RELOCATES: usize = 50;
-const RELOCATE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// After a forward to `node` failed (`why`): waits before the next look for the holder, or
-/// refuses (503) once a request has looked long enough.
-pub(crate) async fn relocate(tries: &mut usize, node: &str, why: &str) -> Result<(), Reject> {
-    if *tries >= RELOCATES {
-        return Err(Reject::new(
-            Kind::Unavailable,
-            format!("the node holding this session ({node}) is out of reach: {why}"),
-        ));
-    }
-    *tries += 1;
-    tracing::debug!(
-        node,
-        why,
-        "holder out of reach: looking for the session again"
-    );
-    tokio::time::sleep(RELOCATE_PAUSE).await;
-    Ok(())
-}
-
-/// The key of the request's owner (S7, A4), as an envelope carries it to the holder.
-fn owner_key(request: &http::request::Parts) -> Option<String> {
-    owner(request).map(|o| o.as_str().to_owned())
-}
-
-/// Hands `envelope` to `node`; its refusal is this request's.
-async fn forward(
-    server: &Server,
-    node: &str,
-    envelope: &Envelope,
-) -> Result<Result<Answer, String>, Reject> {
-    let Some(cluster) = &server.ctx.config.cluster else {
-        return Err(Error::SessionNotFound.into());
-    };
-    let bytes = match cluster.forward(node, envelope.to_bytes()).await {
-        Ok(bytes) => bytes,
-        Err(err) => return Ok(Err(err.to_string())),
-    };
-    match serde_json::from_slice::<Answer>(&bytes) {
-        Ok(Answer::Refused(refusal)) => Err(refusal.into()),
-        Ok(Answer::NotHere) => Ok(Err(format!("node {node} does not hold the session"))),
-        Ok(answer) => Ok(Ok(answer)),
-        Err(err) => Err(Reject::new(
-            Kind::Internal,
-            format!("unreadable answer from node {node}: {err}"),
-        )),
-    }
-}
-
-/// A POST for a session `node` holds: forwarded, then answered 202 or with its stream,
-/// followed from the store.
-pub(crate) async fn post(
+/// Sends `ask` to wherever its session is served until it is answered: here (the session is
+/// held here, or was taken over), or by its holder elsewhere. A POST's body is encoded from
+/// `body` the first time it is to be sent.
+pub(crate) async fn reach(
     server: &Arc<Server>,
-    node: &str,
-    id: &str,
-    request: Arc<http::request::Parts>,
-    body: &Body,
-    version: Option<&str>,
-) -> Result<Hop, Reject> {
-    let raw = serde_json::value::to_raw_value(body)
-        .map_err(|e| Reject::new(Kind::Internal, format!("body not re-encoded: {e}")))?;
-    let envelope = Envelope::Post {
-        session: id.to_owned(),
-        owner: owner_key(&request),
-        version: version.map(str::to_owned),
-        body: raw,
-        parts: Parts::of(&request),
-    };
-    let (stream, prime) = match forward(server, node, &envelope).await? {
-        Err(why) => return Ok(Hop::Unreachable(why)),
-        Ok(Answer::Accepted) => return Ok(Hop::Answered(reply::empty(StatusCode::ACCEPTED))),
-        Ok(Answer::Stream { stream, prime }) => (stream, prime),
-        Ok(_) => return Err(unexpected(node)),
-    };
-    let mut follow = Follow::new(
-        Arc::clone(server),
-        id.to_owned(),
-        stream,
-        0,
-        node.to_owned(),
-        request,
-    )
-    .ok_or_else(|| unexpected(node))?;
-    let requests = body.messages().iter().filter_map(Message::request_id);
-    follow.until_answered(requests.count());
-    let config = &server.ctx.config;
-    if config.json_response {
-        return Ok(Hop::Answered(json(follow, body.is_batch()).await?));
-    }
-    let mut prelude = Vec::new();
-    if prime {
-        let mut priming = BytesMut::new();
-        write_priming(&mut priming, Some(EventId::new(stream, 0)), config.retry);
-        prelude.push(priming.freeze());
-    }
-    Ok(Hop::Answered(sse(follow, prelude, id)))
-}
-
-fn unexpected(node: &str) -> Reject {
-    Reject::new(
-        Kind::Internal,
-        format!("node {node} gave an answer that does not fit the request"),
-    )
-}
-
-/// S4, S5 in JSON-response mode: the responses once the stream is finished; the whole stream
-/// as SSE if it carries anything else.
-async fn json(mut follow: Follow, is_batch: bool) -> Result<Response<ResponseBody>, Reject> {
-    let mut events: Vec<StoredEvent> = Vec::new();
-    loop {
-        match follow.next(None).await {
-            Step::Events(more) => events.extend(more),
-            Step::Idle => {}
-            Step::End => break,
-        }
-    }
-    let all_responses = events.iter().all(|e| is_response(&e.message));
-    if events.is_empty() {
-        return Err(Error::SessionNotFound.into());
-    }
-    if all_responses {
-        return Ok(reply::json(
-            events.into_iter().map(|e| e.message).collect(),
-            is_batch,
-        ));
-    }
-    let mut out = BytesMut::new();
-    for event in &events {
-        frame(&mut out, None, &event.message);
-    }
-    let (tx, rx) = mpsc::channel(1);
-    let _ = tx.try_send(out.freeze());
-    Ok(reply::relayed(rx, None))
-}
-
-/// An SSE response: `prelude`, then the stream as its follower reads it.
-fn sse(follow: Follow, prelude: Vec<Bytes>, id: &str) -> Response<ResponseBody> {
-    let (tx, rx) = mpsc::channel(FRAMES_AHEAD);
-    tokio::spawn(follow.relay(tx, prelude));
-    reply::relayed(rx, http::HeaderValue::from_str(id).ok())
-}
-
-/// A GET for a session `node` holds: the standalone stream (attached at the holder, read from
-/// the store here), or a resumption (S11), judged and replayed from the store.
-pub(crate) async fn get(
-    server: &Arc<Server>,
-    node: &str,
-    id: &str,
-    request: Arc<http::request::Parts>,
-    after: Option<EventId>,
-) -> Result<Hop, Reject> {
-    let config = &server.ctx.config;
-    let mut prelude = Vec::new();
-    let stream = after.map_or(STANDALONE, |a| a.stream);
-    let mut start = match after {
-        Some(after) => judge(&server.ctx, id, after, &mut prelude).await?,
-        None => 0,
-    };
-    let mut moved = None;
-    if stream == STANDALONE {
-        let registered = server.relay.follow();
-        let Some(cluster) = &config.cluster else {
-            return Err(Error::SessionNotFound.into());
-        };
-        let envelope = Envelope::Standalone {
-            session: id.to_owned(),
-            owner: owner_key(&request),
-            node: cluster.node().to_owned(),
-            token: registered.token,
-        };
-        match forward(server, node, &envelope).await? {
-            Err(why) => return Ok(Hop::Unreachable(why)),
-            Ok(Answer::Standalone { prime, before }) if after.is_none() => {
-                prelude.push(Bytes::from_static(b": stream open\n\n"));
-                if prime {
-                    let mut priming = BytesMut::new();
-                    let id = before.map(|b| EventId::new(STANDALONE, b));
-                    write_priming(&mut priming, id, config.retry);
-                    prelude.push(priming.freeze());
-                }
-                start = before.unwrap_or(0);
-            }
-            Ok(Answer::Standalone { .. }) => {}
-            Ok(_) => return Err(unexpected(node)),
-        }
-        moved = Some(registered.keep());
-    }
-    let mut follow = Follow::new(
-        Arc::clone(server),
-        id.to_owned(),
-        stream,
-        start,
-        node.to_owned(),
-        request,
-    )
-    .ok_or_else(|| unexpected(node))?;
-    if let Some(moved) = moved {
-        follow.until_moved(moved);
-    }
-    Ok(Hop::Answered(sse(follow, prelude, id)))
-}
-
-/// S11: whether `after` was given out, from the store: the events after it, as frames added to
-/// `prelude`; returns the last index replayed.
-async fn judge(
-    ctx: &Context,
-    id: &str,
-    after: EventId,
-    prelude: &mut Vec<Bytes>,
-) -> Result<u64, Reject> {
-    let Some(store) = &ctx.config.event_store else {
-        return Err(Error::NoEventStore.into());
-    };
-    let events = match store.replay_after(id, after.stream, after.index).await {
-        Ok(events) => events,
-        // An open stream's id past what is stored: its holder sends a client what it then
-        // stores, so it is stored in a moment, or the holder died and its successor answers
-        // past it (N4). Followed from there.
-        Err(ReplayError::UnknownStream | ReplayError::UnknownEvent)
-            if matches!(store.is_finished(id, after.stream).await, Ok(Some(false))) =>
+    nodes: &Nodes,
+    ask: &mut Ask,
+    body: Option<&mcp_jsonrpc::Body>,
+) -> Result<Reached, Reject> {
+    let mut pause = FIRST_PAUSE;
+    let mut why = String::new();
+    for _ in 0..SENDS {
+        let target = match nodes
+            .route(&server.ctx, &ask.session, ask.owner.as_ref())
+            .await?
         {
-            Vec::new()
+            Route::Local(session) => return Ok(Reached::Here(session)),
+            Route::Restored(restored) => {
+                return Ok(Reached::Here(finish(server, restored, &ask.parts).await?));
+            }
+            Route::Remote(target) => target,
+        };
+        if ask.body.is_empty()
+            && let Some(body) = body
+        {
+            ask.body = Bytes::from(body.to_vec());
         }
-        Err(ReplayError::UnknownStream | ReplayError::UnknownEvent) => {
-            return Err(Error::UnknownEvent(after).into());
+        match send(nodes, &target, ask).await {
+            Ok(answer) if answer.status() != REFUSED => return Ok(Reached::There(answer)),
+            Ok(_) => {
+                // Not held there (any more), or too late: nothing was delivered.
+                nodes.directory.forget(&ask.session);
+                why = format!("node {} did not take the request", target.holder.node);
+            }
+            Err(failed) => {
+                nodes.directory.forget(&ask.session);
+                nodes.peers.forget(target.address);
+                tracing::debug!(node = %target.holder.node, error = %failed, "holder out of reach");
+                why = format!("node {} is out of reach: {failed}", target.holder.node);
+                // Not taken for dead before its lease is sure to have lapsed: a deadline, not
+                // a poll.
+                let wait = target.until.saturating_duration_since(Instant::now());
+                tokio::time::sleep(wait.max(pause)).await;
+                pause = (pause * 2).min(crate::cluster::FORWARD_DEADLINE);
+            }
         }
-        Err(ReplayError::Purged) => return Err(Error::Purged(after).into()),
-        Err(ReplayError::Failed(err)) => return Err(Error::shared_store(err).into()),
-    };
-    prelude.extend(replayed(after.stream, &events));
-    Ok(events.last().map_or(after.index, |e| e.index))
+    }
+    Err(Reject::new(
+        Kind::Unavailable,
+        format!("the node holding this session could not be reached: {why}"),
+    ))
 }
 
-/// A DELETE for a session `node` holds.
-pub(crate) async fn delete(
+/// Starts the application of a session taken over here, with the parts of the request that
+/// made it so.
+pub(crate) async fn finish(
     server: &Server,
-    node: &str,
-    id: &str,
+    restored: Restored,
     request: &http::request::Parts,
-) -> Result<Hop, Reject> {
-    let envelope = Envelope::Delete {
-        session: id.to_owned(),
-        owner: owner_key(request),
-    };
-    match forward(server, node, &envelope).await? {
-        Err(why) => Ok(Hop::Unreachable(why)),
-        Ok(Answer::Done) => Ok(Hop::Answered(reply::empty(StatusCode::NO_CONTENT))),
-        Ok(_) => Err(unexpected(node)),
+) -> Result<Arc<Session>, Reject> {
+    Ok(restored
+        .finish(|connection, generation, span| {
+            let mut parts = request.clone();
+            parts.extensions.insert(Restarted { generation });
+            server.start(connection, parts, span)
+        })
+        .await?)
+}
+
+/// Headers never sent to another node: credentials stay on the node that checked them, and
+/// the connection's own are the connection's.
+const WITHHELD: [HeaderName; 8] = [
+    AUTHORIZATION,
+    COOKIE,
+    PROXY_AUTHORIZATION,
+    CONNECTION,
+    HOST,
+    CONTENT_LENGTH,
+    MCP_FORWARD,
+    MCP_FORWARD_AFTER,
+];
+
+/// Sends `ask` to `target`, signed, and waits for the head of its answer.
+async fn send(nodes: &Nodes, target: &Target, ask: &Ask) -> Result<Response<Incoming>, Failed> {
+    let mut headers = HeaderMap::with_capacity(ask.parts.headers.len() + 2);
+    for (name, value) in &ask.parts.headers {
+        if !WITHHELD.contains(name) && *name != LAST_EVENT_ID {
+            headers.append(name, value.clone());
+        }
     }
+    for (name, id) in [
+        (LAST_EVENT_ID, ask.last_event_id),
+        (MCP_FORWARD_AFTER, ask.after),
+    ] {
+        if let Some(id) = id
+            && let Ok(value) = http::HeaderValue::from_str(&id.to_string())
+        {
+            headers.insert(name, value);
+        }
+    }
+    let forward = Forward {
+        node: target.holder.node.clone(),
+        fence: target.holder.fence,
+        deadline_ms: 0,
+        id: ask.id.clone(),
+        owner: ask.owner.as_ref().map(|o| o.as_str().to_owned()),
+    }
+    .due_within(FORWARD_DEADLINE);
+    forward.sign(nodes.cluster.secret(), &ask.method, &mut headers, &ask.body);
+    let uri = format!("http://{}{}", target.address, ask.parts.uri.path());
+    let mut request = Request::builder()
+        .method(ask.method.clone())
+        .uri(uri)
+        .body(Full::new(ask.body.clone()))
+        .map_err(|e| Failed::NotSent(e.to_string()))?;
+    *request.headers_mut() = headers;
+    nodes
+        .peers
+        .send(target.address, request, FORWARD_DEADLINE)
+        .await
+}
+
+/// Headers of a holder's answer not passed on: the connection's own.
+const HOP: [HeaderName; 3] = [CONNECTION, CONTENT_LENGTH, http::header::TRANSFER_ENCODING];
+
+/// The holder's answer, passed on to the client as it comes.
+pub(crate) fn proxied(answer: Response<Incoming>) -> Response<ResponseBody> {
+    let (parts, body) = answer.into_parts();
+    let mut response = Response::new(ResponseBody::proxied(body));
+    *response.status_mut() = parts.status;
+    for (name, value) in &parts.headers {
+        if !HOP.contains(name) {
+            response.headers_mut().append(name, value.clone());
+        }
+    }
+    response
 }

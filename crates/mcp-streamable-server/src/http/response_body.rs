@@ -20,8 +20,11 @@ pub struct ResponseBody {
 enum Inner {
     Full(Option<Bytes>),
     Sse(Box<SseBody>),
-    /// SSE frames written by a task: a stream followed from another node's store writes.
+    /// SSE frames written by a task: a stream another node serves, relayed (N9).
     Relayed(mpsc::Receiver<Bytes>),
+    /// The body of another node's answer, passed on as it comes; it ends where that one
+    /// breaks, as the client's connection to that node would have.
+    Proxied(hyper::body::Incoming),
 }
 
 impl ResponseBody {
@@ -40,6 +43,12 @@ impl ResponseBody {
     pub(crate) fn relayed(frames: mpsc::Receiver<Bytes>) -> Self {
         ResponseBody {
             inner: Inner::Relayed(frames),
+        }
+    }
+
+    pub(crate) fn proxied(body: hyper::body::Incoming) -> Self {
+        ResponseBody {
+            inner: Inner::Proxied(body),
         }
     }
 
@@ -62,17 +71,37 @@ impl http_body::Body for ResponseBody {
             Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Inner::Sse(sse) => sse.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
             Inner::Relayed(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            Inner::Proxied(body) => loop {
+                return match std::pin::Pin::new(&mut *body).poll_frame(cx) {
+                    Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                        Ok(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
+                        // Trailers: nothing a client of this service expects.
+                        Err(_) => continue,
+                    },
+                    Poll::Ready(Some(Err(err))) => {
+                        tracing::debug!(error = %err, "a proxied answer broke off");
+                        Poll::Ready(None)
+                    }
+                    Poll::Ready(None) => Poll::Ready(None),
+                    Poll::Pending => Poll::Pending,
+                };
+            },
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.inner, Inner::Full(None))
+        match &self.inner {
+            Inner::Full(None) => true,
+            Inner::Proxied(body) => body.is_end_stream(),
+            _ => false,
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.inner {
             Inner::Full(None) => SizeHint::with_exact(0),
             Inner::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Inner::Proxied(body) => body.size_hint(),
             Inner::Sse(_) | Inner::Relayed(_) => SizeHint::default(),
         }
     }

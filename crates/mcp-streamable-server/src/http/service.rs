@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Buf;
 use http::{Method, Request, Response};
 
+use crate::cluster::sign::{MCP_FORWARD, MCP_FORWARD_AFTER};
 use crate::core::Context;
 use crate::core::config::{Config, Eras, Mode};
 use crate::core::connection::ServerConnection;
@@ -18,7 +19,7 @@ use crate::core::session::Ending;
 use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::response_body::ResponseBody;
-use crate::http::{get, holder, origin, post};
+use crate::http::{get, origin, peer, post};
 use crate::protocol::{MCP_PROTOCOL_VERSION, accept, is_per_request_date};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -106,25 +107,25 @@ impl fmt::Debug for StreamableHttpService {
 impl StreamableHttpService {
     /// A service with `config`, running each session with `factory`.
     ///
-    /// # Panics
-    /// If `config` has a [`Cluster`](crate::Cluster) but not both an event store and a
-    /// session store: the nodes could not share the sessions.
+    /// With a [`Cluster`](crate::Cluster), the service serves the other nodes on the cluster's
+    /// listener and follows this node's lease; both start with the service when it is built
+    /// within a tokio runtime, else with its first request.
     pub fn new<F, Fut>(config: Config, factory: F) -> Self
     where
         F: Fn(ServerConnection, http::request::Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        assert!(
-            config.cluster.is_none()
-                || (config.event_store.is_some() && config.session_store.is_some()),
-            "Config::cluster needs an event store and a session store that every node shares"
-        );
         let factory = Box::new(move |conn, parts| {
             Box::pin(factory(conn, detach(parts))) as Pin<Box<dyn Future<Output = ()> + Send>>
         });
-        StreamableHttpService {
+        let config = config.with_cluster_stores();
+        let service = StreamableHttpService {
             server: Arc::new(Server::new(Context::new(config), factory)),
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            start_nodes(&service.server);
         }
+        service
     }
 
     /// The configuration.
@@ -155,8 +156,15 @@ impl StreamableHttpService {
         let server = &self.server;
         let ctx = &server.ctx;
         let config = &ctx.config;
-        if config.cluster.is_some() {
-            holder::start(server);
+        if server.nodes.is_some() {
+            start_nodes(server);
+        }
+        // N9: only the nodes' own listener takes forwards; a client's claim to be one is
+        // dropped before anything reads it.
+        let mut request = request;
+        if request.headers().contains_key(MCP_FORWARD) {
+            request.headers_mut().remove(MCP_FORWARD);
+            request.headers_mut().remove(MCP_FORWARD_AFTER);
         }
         // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
         // is one `Option` test.
@@ -234,6 +242,24 @@ impl StreamableHttpService {
             }
         }
     }
+}
+
+/// With a cluster, starts serving the peers and following this node's lease, once.
+fn start_nodes(server: &Arc<Server>) {
+    let Some(nodes) = &server.nodes else {
+        return;
+    };
+    if server
+        .nodes_started
+        .swap(true, std::sync::atomic::Ordering::AcqRel)
+    {
+        return;
+    }
+    peer::listen(server);
+    tokio::spawn(crate::cluster::reclaim::watch_lease(
+        Arc::downgrade(&server.ctx),
+        Arc::clone(&nodes.cluster),
+    ));
 }
 
 type ResponseFuture =

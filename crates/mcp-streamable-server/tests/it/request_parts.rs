@@ -90,3 +90,32 @@ async fn every_message_comes_with_the_parts_of_its_own_post() {
     assert!(Arc::ptr_eq(&got[2].2, &got[3].2));
     assert_eq!(got[2].2.headers["mcp-session-id"], session.as_str());
 }
+
+/// N9: a client's claim to be a node forwarding a request is dropped before anything reads it:
+/// the request is served as any other, and its application never sees the claim.
+#[tokio::test]
+async fn a_clients_forward_headers_are_dropped() {
+    let (tx, mut seen) = mpsc::unbounded_channel();
+    let service = service_with(Config::default(), move |conn, _parts| {
+        reporting(conn, tx.clone())
+    });
+    let forged = |session: Option<&str>| {
+        tagged(session, "forged")
+            .header("mcp-forward", "1 YQ 1 0 99999999999999 id - c2ln")
+            .header("mcp-forward-after", "1_5")
+    };
+    let init = service
+        .handle(request(forged(None), initialize_body(0, "2025-03-26")))
+        .await;
+    assert_eq!(init.status(), 200);
+    let session = session_id(init.headers()).unwrap();
+    sse_events(init, 1).await;
+    let answered = service
+        .handle(request(forged(Some(&session)), ping(1)))
+        .await;
+    assert_eq!(sse_events(answered, 1).await.len(), 1);
+    let (_, tag, parts) = seen.recv().await.unwrap();
+    assert_eq!(tag, "forged");
+    assert!(!parts.headers.contains_key("mcp-forward"));
+    assert!(!parts.headers.contains_key("mcp-forward-after"));
+}

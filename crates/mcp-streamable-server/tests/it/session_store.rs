@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use http::StatusCode;
 use mcp_streamable_server::{
-    Config, InMemorySessionStore, ProtocolVersion, SessionRecord, SessionStore, StoreError,
+    Config, Fence, InMemorySessionStore, ProtocolVersion, SessionRecord, SessionStore, StoreError,
     StoreFuture,
 };
 
@@ -33,17 +33,23 @@ impl SessionStore for Counting {
         self.inner.load(id)
     }
 
-    fn touch<'a>(&'a self, id: &'a str, at: SystemTime) -> StoreFuture<'a, Result<(), StoreError>> {
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        fence: Option<Fence>,
+        at: SystemTime,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
         self.touches.fetch_add(1, Ordering::Relaxed);
-        self.inner.touch(id, at)
+        self.inner.touch(id, fence, at)
     }
 
     fn set_version<'a>(
         &'a self,
         id: &'a str,
+        fence: Option<Fence>,
         version: ProtocolVersion,
     ) -> StoreFuture<'a, Result<(), StoreError>> {
-        self.inner.set_version(id, version)
+        self.inner.set_version(id, fence, version)
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
@@ -106,6 +112,7 @@ async fn a_session_the_store_cannot_record_is_not_started() {
         fn touch<'a>(
             &'a self,
             _: &'a str,
+            _: Option<Fence>,
             _: SystemTime,
         ) -> StoreFuture<'a, Result<(), StoreError>> {
             Box::pin(std::future::ready(Ok(())))
@@ -113,6 +120,7 @@ async fn a_session_the_store_cannot_record_is_not_started() {
         fn set_version<'a>(
             &'a self,
             _: &'a str,
+            _: Option<Fence>,
             _: ProtocolVersion,
         ) -> StoreFuture<'a, Result<(), StoreError>> {
             Box::pin(std::future::ready(Ok(())))

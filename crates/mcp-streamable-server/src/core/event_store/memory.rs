@@ -10,7 +10,10 @@ use bytes::Bytes;
 
 use mcp_jsonrpc::Id;
 
-use super::{EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished};
+use super::{
+    Begun, EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
+};
+use crate::core::fence::Fence;
 
 /// The bytes of messages one session may keep by default: 1 MiB.
 ///
@@ -24,6 +27,10 @@ pub const DEFAULT_MAX_STORE_BYTES: usize = 256 * 1024 * 1024;
 /// Bookkeeping charged per stored event on top of its bytes, so that floods of tiny messages
 /// are bounded too.
 const EVENT_OVERHEAD: usize = 64;
+
+/// The forwards a session remembers ([`EventStore::begin`]), the oldest forgotten first: a
+/// forward is sent again within seconds, if at all.
+const FORWARDS_KEPT: usize = 1024;
 
 /// A bounded in-memory [`EventStore`]: the oldest events go first when a session or the whole
 /// store is over its cap.
@@ -77,6 +84,8 @@ struct SessionLog {
     /// indices is one its writer left (a node taking the session over answers past any index
     /// its dead holder gave out), not a loss.
     evicted: bool,
+    /// The forwards that began streams, and those streams, the latest [`FORWARDS_KEPT`].
+    forwards: VecDeque<(Box<str>, u64)>,
 }
 
 #[derive(Debug)]
@@ -141,6 +150,7 @@ impl SessionLog {
             streams: HashMap::new(),
             highest_stream: 0,
             evicted: false,
+            forwards: VecDeque::new(),
         }
     }
 
@@ -193,12 +203,28 @@ impl Inner {
             .or_default();
     }
 
-    fn stream_began(&mut self, session: &str, stream: u64, requests: &[Id]) {
+    fn begin(
+        &mut self,
+        session: &str,
+        stream: u64,
+        requests: &[Id],
+        forward: Option<&str>,
+    ) -> Begun {
         let seq = self.next_seq;
-        self.next_seq += 1;
         let log = log_of(&mut self.sessions, session);
+        if let Some(forward) = forward {
+            if let Some((_, first)) = log.forwards.iter().find(|(f, _)| &**f == forward) {
+                return Begun::Again { stream: *first };
+            }
+            if log.forwards.len() == FORWARDS_KEPT {
+                log.forwards.pop_front();
+            }
+            log.forwards.push_back((forward.into(), stream));
+        }
+        self.next_seq += 1;
         log.highest_stream = log.highest_stream.max(stream);
         log.streams.entry(stream).or_default().began = Some((seq, requests.to_vec()));
+        Begun::New
     }
 
     fn unfinished(&self, session: &str) -> Vec<Unfinished> {
@@ -215,17 +241,6 @@ impl Inner {
             .collect();
         began.sort_unstable_by_key(|(seq, _)| *seq);
         began.into_iter().map(|(_, u)| u).collect()
-    }
-
-    fn is_finished(&self, session: &str, stream: u64) -> Option<bool> {
-        let log = self.sessions.get(session)?;
-        if log.streams.contains_key(&stream) {
-            return Some(false);
-        }
-        log.events
-            .iter()
-            .any(|k| k.stream == stream)
-            .then_some(true)
     }
 
     fn append(&mut self, session: &str, stream: u64, index: u64, message: Bytes) {
@@ -320,7 +335,7 @@ impl Inner {
         }
     }
 
-    fn session_closed(&mut self, session: &str) {
+    fn close(&mut self, session: &str) {
         if let Some(log) = self.sessions.remove(session) {
             if let Some(oldest) = log.oldest() {
                 self.oldest.remove(&(oldest, log.key));
@@ -330,15 +345,35 @@ impl Inner {
     }
 }
 
+impl Inner {
+    fn write(&mut self, session: &str, writes: &[Write]) {
+        for write in writes {
+            match write {
+                Write::Open { stream } => self.stream_opened(session, *stream),
+                Write::Append {
+                    stream,
+                    index,
+                    message,
+                } => self.append(session, *stream, *index, message.clone()),
+                // A finished stream may still be resumed by a client that lost its end; its
+                // events go in age order like any other's, and its bookkeeping with the last of
+                // them.
+                Write::Finish { stream } => self.stream_finished(session, *stream),
+            }
+        }
+    }
+}
+
+/// The in-memory store keeps the events of one process: it checks no fence (a store shared by
+/// nodes must; `InMemoryNetwork`'s does).
 impl EventStore for InMemoryEventStore {
-    fn append<'a>(
+    fn write<'a>(
         &'a self,
         session: &'a str,
-        stream: u64,
-        index: u64,
-        message: Bytes,
+        _fence: Option<Fence>,
+        writes: &'a [Write],
     ) -> StoreFuture<'a, Result<(), StoreError>> {
-        self.lock().append(session, stream, index, message);
+        self.lock().write(session, writes);
         Box::pin(Stored)
     }
 
@@ -353,19 +388,16 @@ impl EventStore for InMemoryEventStore {
         ))
     }
 
-    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
-        self.lock().stream_opened(session, stream);
-        Box::pin(Done)
-    }
-
-    fn stream_began<'a>(
+    fn begin<'a>(
         &'a self,
         session: &'a str,
+        _fence: Fence,
         stream: u64,
         requests: &'a [Id],
-    ) -> StoreFuture<'a, Result<(), StoreError>> {
-        self.lock().stream_began(session, stream, requests);
-        Box::pin(Stored)
+        forward: Option<&'a str>,
+    ) -> StoreFuture<'a, Result<Begun, StoreError>> {
+        let begun = self.lock().begin(session, stream, requests, forward);
+        Box::pin(std::future::ready(Ok(begun)))
     }
 
     fn unfinished<'a>(
@@ -375,31 +407,14 @@ impl EventStore for InMemoryEventStore {
         Box::pin(std::future::ready(Ok(self.lock().unfinished(session))))
     }
 
-    fn is_finished<'a>(
-        &'a self,
-        session: &'a str,
-        stream: u64,
-    ) -> StoreFuture<'a, Result<Option<bool>, StoreError>> {
-        Box::pin(std::future::ready(Ok(self
-            .lock()
-            .is_finished(session, stream))))
-    }
-
-    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
-        // A finished stream may still be resumed by a client that lost its end; its events go
-        // in age order like any other's, and its bookkeeping with the last of them.
-        self.lock().stream_finished(session, stream);
-        Box::pin(Done)
-    }
-
-    fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
-        self.lock().session_closed(session);
+    fn close<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        self.lock().close(session);
         Box::pin(Done)
     }
 }
 
 /// The answer of an operation done at once: zero-sized, so that boxing it allocates nothing
-/// (`append` and `stream_finished` run once or more per request).
+/// (`close` runs once per session).
 struct Done;
 
 impl Future for Done {
@@ -410,7 +425,7 @@ impl Future for Done {
     }
 }
 
-/// [`Done`], for `append`.
+/// [`Done`], for `write`, which runs once or more per request.
 struct Stored;
 
 impl Future for Stored {
@@ -489,7 +504,7 @@ mod tests {
         assert!(matches!(s.replay_after("a", 1, 0), Ok(ref v) if v.len() == 1));
         assert!(matches!(s.replay_after("b", 1, 0), Ok(ref v) if v.len() == 1));
         // A closed session's events no longer count, and the oldest left goes next.
-        s.session_closed("a");
+        s.close("a");
         s.append("d", 1, 0, msg(10));
         s.append("d", 1, 1, msg(10));
         s.append("d", 1, 2, msg(10));
@@ -514,7 +529,7 @@ mod tests {
             assert_eq!(s.sessions["a"].events.len(), 2);
         }
         assert_eq!(store.retained_bytes(), 2 * (1 + EVENT_OVERHEAD));
-        store.lock().session_closed("a");
+        store.lock().close("a");
         assert_eq!(store.retained_bytes(), 0);
         assert_eq!(store.session_count(), 0);
         assert!(store.lock().oldest.is_empty());
@@ -595,6 +610,30 @@ mod tests {
             Err(ReplayError::UnknownStream)
         ));
         assert!(s.sessions["a"].streams.is_empty());
+    }
+
+    #[test]
+    fn a_forward_begins_one_stream_however_often_it_is_sent() {
+        let store = InMemoryEventStore::default();
+        let mut s = store.lock();
+        let ids = [Id::from(1)];
+        assert_eq!(s.begin("a", 5, &ids, Some("f1")), Begun::New);
+        assert_eq!(
+            s.begin("a", 6, &ids, Some("f1")),
+            Begun::Again { stream: 5 }
+        );
+        assert_eq!(s.begin("a", 7, &ids, None), Begun::New);
+        assert_eq!(s.begin("b", 8, &ids, Some("f1")), Begun::New, "per session");
+        let unfinished: Vec<u64> = s.unfinished("a").iter().map(|u| u.stream).collect();
+        assert_eq!(unfinished, [5, 7], "the second send began nothing");
+        for n in 0..FORWARDS_KEPT {
+            s.begin("a", 100 + n as u64, &ids, Some(&format!("g{n}")));
+        }
+        assert_eq!(
+            s.begin("a", 9, &ids, Some("f1")),
+            Begun::New,
+            "the oldest forgotten"
+        );
     }
 
     impl InMemoryEventStore {

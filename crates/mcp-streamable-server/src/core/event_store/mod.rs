@@ -9,6 +9,8 @@ use std::pin::Pin;
 use bytes::Bytes;
 use mcp_jsonrpc::Id;
 
+use crate::core::fence::Fence;
+
 pub use memory::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, InMemoryEventStore,
 };
@@ -28,14 +30,14 @@ pub struct StoredEvent {
     pub message: Bytes,
 }
 
-/// A request stream not finished, with the requests it was opened for: what a node taking a
-/// session over answers with errors ([`EventStore::unfinished`]).
+/// A request stream not finished, with the requests it began for: what a node taking a session
+/// over answers with errors ([`EventStore::unfinished`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Unfinished {
     /// The stream.
     pub stream: u64,
-    /// The ids of the requests it was opened for, as [`EventStore::stream_began`] was told.
+    /// The ids of the requests it began for, as [`EventStore::begin`] was told.
     pub requests: Vec<Id>,
 }
 
@@ -80,6 +82,51 @@ impl std::error::Error for ReplayError {
     }
 }
 
+/// One change to a session's events, as the server hands them to [`EventStore::write`] in the
+/// order of its sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Write {
+    /// `stream` was opened with a priming event (S14) whose id names index 0 (or, for the
+    /// standalone stream, the last index appended): a replay after it must not be taken for
+    /// one of a stream whose events were purged. Comes before anything is appended to the
+    /// stream. A store that keeps nothing of it answers such a replay with
+    /// [`ReplayError::UnknownStream`], and only the node holding the stream can resume it.
+    Open {
+        /// The stream.
+        stream: u64,
+    },
+    /// Keep `message`, the `index`th of `stream`.
+    Append {
+        /// The stream.
+        stream: u64,
+        /// The message's index in it.
+        index: u64,
+        /// The message, as JSON.
+        message: Bytes,
+    },
+    /// `stream` got its last message; its events may go sooner than a live stream's.
+    Finish {
+        /// The stream.
+        stream: u64,
+    },
+}
+
+/// What [`EventStore::begin`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Begun {
+    /// The stream begins now: its requests may be delivered.
+    New,
+    /// A stream began for this forward already (the asking node sent it again, not knowing
+    /// whether the first reached the holder): its requests were delivered then, and are not
+    /// delivered again; the asking node is given that stream instead.
+    Again {
+        /// The stream the forward began first.
+        stream: u64,
+    },
+}
+
 /// Where a server keeps the messages it sends, so that a client whose connection broke can ask
 /// for them again with `Last-Event-ID`.
 ///
@@ -87,20 +134,26 @@ impl std::error::Error for ReplayError {
 /// session) and the message's index in that stream; indices grow by one, though some (those
 /// of priming events) are never appended, and a node taking a session over (with a
 /// [`Cluster`](crate::Cluster)) answers its dead holder's requests at an index past any that
-/// holder gave out. The server calls the methods of one session in
-/// order, never two at once, so a store needs no ordering of its own.
+/// holder gave out. The writes of one session come in the order of its sends, a batch at a
+/// time ([`write`](EventStore::write)), never two batches of one session at once.
+///
+/// With a [`Cluster`](crate::Cluster), writes carry the session's [`Fence`]: a shared store
+/// refuses a write whose fence is not the session's holding with [`NotHolder`], and writes
+/// nothing of it.
 ///
 /// [`InMemoryEventStore`] is the bounded default. Implement this trait to keep events
 /// elsewhere: shared by the nodes of a [`Cluster`](crate::Cluster), it lets any node serve
 /// any session's streams (`mcp-streamable-redis` is such a store).
+///
+/// [`NotHolder`]: crate::NotHolder
 pub trait EventStore: Send + Sync + 'static {
-    /// Keeps `message`, the `index`th of `stream`.
-    fn append<'a>(
+    /// Makes `writes`, in order; a remote store in one round trip. `fence` is the session's
+    /// holding, with a cluster.
+    fn write<'a>(
         &'a self,
         session: &'a str,
-        stream: u64,
-        index: u64,
-        message: Bytes,
+        fence: Option<Fence>,
+        writes: &'a [Write],
     ) -> StoreFuture<'a, Result<(), StoreError>>;
 
     /// The events of `stream` after index `after`, in order: none when `after` is the last
@@ -114,32 +167,28 @@ pub trait EventStore: Send + Sync + 'static {
         after: u64,
     ) -> StoreFuture<'a, Result<Vec<StoredEvent>, ReplayError>>;
 
-    /// `stream` was opened with a priming event (S14) whose id names index 0 (or, for the
-    /// standalone stream, the last index appended): a replay after it must not be taken for
-    /// one of a stream whose events were purged. Called before anything is appended to the
-    /// stream. A store that keeps nothing of it answers such a replay with
-    /// [`ReplayError::UnknownStream`], and only the node holding the stream can resume it.
-    fn stream_opened<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
-        let _ = (session, stream);
-        Box::pin(std::future::ready(()))
-    }
-
-    /// `stream` was opened for the requests `requests`. Called only with a
-    /// [`Cluster`](crate::Cluster), before anything is appended to the stream, in place of
-    /// [`stream_opened`](EventStore::stream_opened), so that a node taking the session over
-    /// knows which requests its last holder left unanswered ([`unfinished`](Self::unfinished)).
-    fn stream_began<'a>(
+    /// With a [`Cluster`](crate::Cluster): `stream` begins for the requests `requests`, before
+    /// they are delivered, so that a node taking the session over knows which requests its last
+    /// holder left unanswered ([`unfinished`](Self::unfinished)); [`NotHolder`] when `fence` is
+    /// not the session's holding, and then nothing is delivered. `forward` is the id of the
+    /// forward that carried the requests from another node: a second `begin` of the same forward
+    /// (sent again) finds the first's stream ([`Begun::Again`]) and delivers nothing.
+    ///
+    /// [`NotHolder`]: crate::NotHolder
+    fn begin<'a>(
         &'a self,
         session: &'a str,
+        fence: Fence,
         stream: u64,
         requests: &'a [Id],
-    ) -> StoreFuture<'a, Result<(), StoreError>> {
-        let _ = (session, stream, requests);
-        Box::pin(std::future::ready(Ok(())))
+        forward: Option<&'a str>,
+    ) -> StoreFuture<'a, Result<Begun, StoreError>> {
+        let _ = (session, fence, stream, requests, forward);
+        Box::pin(std::future::ready(Ok(Begun::New)))
     }
 
-    /// The streams of `session` that [`stream_began`](Self::stream_began) and that are not
-    /// [`stream_finished`](Self::stream_finished), in the order they began.
+    /// The streams of `session` that [`begin`](Self::begin) began and that are not finished
+    /// ([`Write::Finish`]), in the order they began.
     fn unfinished<'a>(
         &'a self,
         session: &'a str,
@@ -148,23 +197,7 @@ pub trait EventStore: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(Vec::new())))
     }
 
-    /// Whether `stream` got its last message: `Some(true)` after
-    /// [`stream_finished`](Self::stream_finished), `Some(false)` for a stream that began or was
-    /// opened and is not finished, `None` for a stream the store knows nothing of. A node
-    /// following a stream that another node writes ends its response on `Some(true)`, once it
-    /// has replayed everything.
-    fn is_finished<'a>(
-        &'a self,
-        session: &'a str,
-        stream: u64,
-    ) -> StoreFuture<'a, Result<Option<bool>, StoreError>> {
-        let _ = (session, stream);
-        Box::pin(std::future::ready(Ok(None)))
-    }
-
-    /// `stream` got its last message; its events may go sooner than a live stream's.
-    fn stream_finished<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()>;
-
-    /// The session ended: nothing of it will be asked for again.
-    fn session_closed<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
+    /// The session ended: nothing of it will be asked for again. (With a cluster, the
+    /// cluster's [`end`](crate::Cluster::end) removes it instead, fenced.)
+    fn close<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
 }

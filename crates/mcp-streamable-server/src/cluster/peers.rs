@@ -1,0 +1,149 @@
+//! The node's HTTP/2 connections to its peers: one per peer address, opened when first needed
+//! and again when it closes, every forwarded request a stream of it (N9).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::http2::{self, SendRequest};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+
+/// How long connecting to a peer may take: on one network, a peer that does not accept in this
+/// long is down.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How often an idle connection to a peer is pinged, and how long the pong may take: a peer
+/// that stops answering (paused, cut off) is given up within their sum.
+const PING_EVERY: Duration = Duration::from_secs(1);
+const PING_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// HTTP/2 windows: one forwarded answer of a few MiB (a large tool result) flows without a
+/// round trip per 64 KiB, the protocol's default.
+const STREAM_WINDOW: u32 = 1 << 20;
+const CONNECTION_WINDOW: u32 = 4 << 20;
+
+/// Why a forward got no answer.
+#[derive(Debug)]
+pub(crate) enum Failed {
+    /// The holder never took the request: it could not be reached, or HTTP/2 says it did not
+    /// process it (refused, or above the last stream of its `GOAWAY`).
+    NotSent(String),
+    /// The request may or may not have reached the holder: the connection broke, or no answer
+    /// came in time.
+    Unknown(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::NotSent(why) => write!(f, "not sent: {why}"),
+            Failed::Unknown(why) => write!(f, "no answer: {why}"),
+        }
+    }
+}
+
+type Connection = Arc<tokio::sync::Mutex<Option<SendRequest<Full<Bytes>>>>>;
+
+/// The connections to the peers, by address.
+#[derive(Default)]
+pub(crate) struct Peers {
+    connections: Mutex<HashMap<SocketAddr, Connection>>,
+}
+
+impl Peers {
+    /// Sends `request` to the peer at `address` and waits, at most `within`, for the head of
+    /// its answer.
+    pub(crate) async fn send(
+        &self,
+        address: SocketAddr,
+        request: Request<Full<Bytes>>,
+        within: Duration,
+    ) -> Result<Response<Incoming>, Failed> {
+        let mut sender = self.sender(address).await?;
+        let sent = sender.try_send_request(request);
+        match tokio::time::timeout(within, sent).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(mut err)) => match err.take_message() {
+                Some(_) => Err(Failed::NotSent(err.into_error().to_string())),
+                None => Err(classify(err.into_error())),
+            },
+            Err(_) => Err(Failed::Unknown(format!(
+                "no answer from {address} within {within:?}"
+            ))),
+        }
+    }
+
+    /// A sender on the connection to `address`, opened if there is none or it closed.
+    async fn sender(&self, address: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Failed> {
+        let connection = Arc::clone(
+            self.connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(address)
+                .or_default(),
+        );
+        let mut slot = connection.lock().await;
+        if let Some(sender) = slot.as_ref().filter(|s| !s.is_closed()) {
+            return Ok(sender.clone());
+        }
+        let sender = connect(address).await?;
+        *slot = Some(sender.clone());
+        Ok(sender)
+    }
+
+    /// Forgets the connection to `address`, if it is still `sender`'s: the next forward opens a
+    /// new one.
+    pub(crate) fn forget(&self, address: SocketAddr) {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&address);
+    }
+}
+
+async fn connect(address: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Failed> {
+    let not_sent = |why: String| Failed::NotSent(format!("connecting to {address}: {why}"));
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| not_sent(format!("no answer in {CONNECT_TIMEOUT:?}")))?
+        .map_err(|e| not_sent(e.to_string()))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .initial_stream_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .keep_alive_interval(PING_EVERY)
+        .keep_alive_timeout(PING_TIMEOUT)
+        .keep_alive_while_idle(true)
+        .handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| not_sent(e.to_string()))?;
+    tokio::spawn(async move {
+        if let Err(err) = connection.await {
+            tracing::debug!(peer = %address, error = %err, "connection to a peer ended");
+        }
+    });
+    Ok(sender)
+}
+
+/// Whether HTTP/2 says the peer did not process the request: it refused the stream, or its
+/// `GOAWAY` named a last stream below it (h2 fails those with the `GOAWAY`'s error, and lets
+/// the streams it processed run on).
+fn classify(error: hyper::Error) -> Failed {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(err) = source {
+        if let Some(h2) = err.downcast_ref::<h2::Error>() {
+            let refused = h2.reason() == Some(h2::Reason::REFUSED_STREAM);
+            if refused || (h2.is_go_away() && h2.is_remote()) {
+                return Failed::NotSent(error.to_string());
+            }
+        }
+        source = err.source();
+    }
+    Failed::Unknown(error.to_string())
+}

@@ -1,0 +1,187 @@
+//! Faults a deployment of several nodes meets, simulated for real: each node is an
+//! `echo_server --redis` process, paused with SIGSTOP, resumed with SIGCONT, killed with
+//! SIGKILL, restarted under its name; Redis restarted without its data. Every process a test
+//! starts is killed by its pid when the test ends, however it ends.
+
+mod http;
+mod pause;
+mod restart;
+mod store;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How long a node may take to print its address.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A pause long past a node's lease (1.5 s before the second design, 0.75 s after it): long
+/// enough for another node to take its sessions over.
+pub(crate) const PAST_THE_LEASE: Duration = Duration::from_millis(2600);
+
+/// The `echo_server` example, which `cargo test` builds beside the tests.
+fn echo_server() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/it-HASH -> target/<profile>/examples/echo_server
+    let path = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|profile| profile.join("examples").join("echo_server"))
+        .expect("a target directory");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build -p examples --example echo_server` \
+         (`cargo test --workspace` builds it)",
+        path.display()
+    );
+    path
+}
+
+/// A directory of the test's own for logs, removed when dropped.
+pub(crate) struct Scratch(PathBuf);
+
+impl Scratch {
+    pub(crate) fn new(test: &str) -> Scratch {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("mcp-faults-{test}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Kept when the test failed, for its logs.
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// One node: an `echo_server` process on a Redis, killed (by its pid) when dropped.
+pub(crate) struct Node {
+    pub(crate) name: String,
+    pub(crate) addr: SocketAddr,
+    child: Option<Child>,
+    executions: PathBuf,
+}
+
+impl Node {
+    /// Starts node `name` on the Redis at `redis`, with `extra` arguments, and waits for it to
+    /// listen. Its log goes to `<name>.<n>.log` in `dir`; its executions log (the `count`
+    /// tool's) to `<name>.executions`, kept across restarts.
+    pub(crate) fn start(dir: &Path, redis: &str, name: &str, extra: &[&str]) -> Node {
+        let executions = dir.join(format!("{name}.executions"));
+        let log = (0..)
+            .map(|n| dir.join(format!("{name}.{n}.log")))
+            .find(|p| !p.exists())
+            .unwrap();
+        let mut child = Command::new(echo_server())
+            .args(["--addr", "127.0.0.1:0", "--redis", redis, "--node", name])
+            .arg("--executions-log")
+            .arg(&executions)
+            .args(extra)
+            .env(
+                "RUST_LOG",
+                "info,mcp_streamable_server=debug,mcp_streamable_redis=debug",
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("echo_server starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            // Keeps reading, so that the node never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let line = match rx.recv_timeout(START_TIMEOUT) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "node {name} printed no address in {START_TIMEOUT:?}: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+        };
+        let addr = line
+            .strip_prefix("listening on http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("node {name}'s first line: {line:?}"));
+        Node {
+            name: name.to_owned(),
+            addr,
+            child: Some(child),
+            executions,
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        let Some(child) = &self.child else {
+            panic!("node {} is not running", self.name);
+        };
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} of node {}", self.name);
+    }
+
+    /// Freezes the process (SIGSTOP), as a VM pause or a long stall would.
+    pub(crate) fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub(crate) fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    /// Kills the process at once (SIGKILL) and reaps it.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The keys the `count` tool recorded on this node (all its runs under this name).
+    pub(crate) fn executions(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.executions)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The process id, while it runs.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
