@@ -4,8 +4,8 @@
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
-//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT]] [--idle-timeout SECS]
-//!     [--executions-log PATH]
+//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]]
+//!     [--idle-timeout SECS] [--executions-log PATH]
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
@@ -26,8 +26,9 @@
 //!   given) unrelated to any request (it travels on the standalone GET stream), returns "sent",
 //!   or "filtered" when the level is below the one the session set with `logging/setLevel`
 //!   (sessions only, likewise);
-//! - `count {key}`: returns the id of the process that ran it, and with `--executions-log PATH`
-//!   appends `<key> <pid>` to `PATH` (the tests of several nodes count how often a call ran).
+//! - `count {key, delay_ms}`: returns the id of the process that ran it after `delay_ms`, and
+//!   with `--executions-log PATH` appends `<key> <pid>` to `PATH` as it starts (the tests of
+//!   several nodes count how often a call ran).
 //!
 //! The application is `support/echo_app.rs`, which `tests/it` also drives.
 //!
@@ -46,7 +47,8 @@
 //! session goes to the holder over HTTP/2, and a killed node's sessions go on through the
 //! others. `--node NAME` names the node (unique among them; a random UUID by default; a node
 //! started again under its name is a new incarnation of it). `--peer-addr IP:PORT` is where it
-//! listens for the other nodes (a free loopback port by default: nodes on one host). The idle
+//! listens for the other nodes (a free loopback port by default: nodes on one host), and
+//! `--advertise IP:PORT` the address they are told to reach it at, when not that one. The idle
 //! timeout (`--idle-timeout`, 30 minutes by default) is both the server's and the lifetime of a
 //! session's keys in Redis. Without `--redis` the stores are in memory and nothing of this is
 //! in play.
@@ -87,6 +89,7 @@ struct RedisOptions {
     url: Option<String>,
     node: Option<String>,
     peer_addr: Option<SocketAddr>,
+    advertise: Option<SocketAddr>,
 }
 
 impl RedisOptions {
@@ -94,8 +97,11 @@ impl RedisOptions {
     /// `--redis` was not given.
     async fn apply(self, config: Config, idle_timeout: Duration) -> anyhow::Result<Config> {
         let Some(url) = self.url else {
-            if self.node.is_some() || self.peer_addr.is_some() {
-                bail!("--node and --peer-addr are of a node of several: they go with --redis");
+            if self.node.is_some() || self.peer_addr.is_some() || self.advertise.is_some() {
+                bail!(
+                    "--node, --peer-addr and --advertise are of a node of several: they go with \
+                     --redis"
+                );
             }
             return Ok(config);
         };
@@ -106,6 +112,9 @@ impl RedisOptions {
         }
         if let Some(addr) = self.peer_addr {
             options = options.peer_addr(addr);
+        }
+        if let Some(addr) = self.advertise {
+            options = options.advertise(addr);
         }
         let backend = RedisBackend::connect(&url, options)
             .await
@@ -179,13 +188,8 @@ fn parse_args() -> anyhow::Result<Options> {
             "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
             "--redis" => options.redis.url = Some(value(&mut args, &arg)?),
             "--node" => options.redis.node = Some(value(&mut args, &arg)?),
-            "--peer-addr" => {
-                let addr = value(&mut args, &arg)?;
-                options.redis.peer_addr = Some(
-                    addr.parse()
-                        .with_context(|| format!("bad --peer-addr {addr:?}"))?,
-                );
-            }
+            "--peer-addr" => options.redis.peer_addr = Some(address(&mut args, &arg)?),
+            "--advertise" => options.redis.advertise = Some(address(&mut args, &arg)?),
             "--executions-log" => options.executions_log = Some(value(&mut args, &arg)?.into()),
             "--idle-timeout" => {
                 let secs = value(&mut args, &arg)?;
@@ -200,7 +204,8 @@ fn parse_args() -> anyhow::Result<Options> {
                 println!(
                     "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
                      [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]] \
-                     [--redis URL [--node NAME] [--peer-addr IP:PORT]] [--idle-timeout SECS] [--executions-log PATH]"
+                     [--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]] [--idle-timeout SECS] \
+                     [--executions-log PATH]"
                 );
                 std::process::exit(0);
             }
@@ -214,6 +219,13 @@ fn parse_args() -> anyhow::Result<Options> {
         );
     }
     Ok(options)
+}
+
+/// The address after flag `name`.
+fn address(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<SocketAddr> {
+    let addr = value(args, name)?;
+    addr.parse()
+        .with_context(|| format!("bad {name} {addr:?}: IP:PORT"))
 }
 
 /// The value after flag `name`.

@@ -186,7 +186,7 @@ fn tools() -> Value {
         tool("sleep", "Returns after a delay.", json!({"ms": {"type": "integer"}})),
         tool("ping_client", "Pings the client and returns \"pong\" when it answers.", json!({})),
         tool("broadcast", "Sends a log message on the standalone stream.", json!({"text": {"type": "string"}, "level": {"type": "string", "enum": LEVELS}})),
-        tool("count", "Records one execution of `key` (in the executions log, when the server keeps one) and returns the id of the process that ran it.", json!({"key": {"type": "string"}})),
+        tool("count", "Records one execution of `key` (in the executions log, when the server keeps one), waits `delay_ms`, and returns the id of the process that ran it.", json!({"key": {"type": "string"}, "delay_ms": {"type": "integer"}})),
     ]})
 }
 
@@ -293,6 +293,8 @@ async fn call_tool(
             record_execution(key).map_err(|e| {
                 ErrorObject::new(code::INTERNAL_ERROR, format!("executions log: {e}"))
             })?;
+            let delay = args["delay_ms"].as_u64().unwrap_or(0).min(60_000);
+            tokio::time::sleep(Duration::from_millis(delay)).await;
             Ok(text(&std::process::id().to_string()))
         }
         other => Err(ErrorObject::new(

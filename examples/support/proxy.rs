@@ -23,7 +23,7 @@ pub(crate) struct RoundRobin {
     next: AtomicUsize,
     /// Requests passed on, per node.
     passed: std::sync::Mutex<std::collections::HashMap<SocketAddr, usize>>,
-    client: Client<HttpConnector, Incoming>,
+    client: Client<HttpConnector, Full<Bytes>>,
 }
 
 impl RoundRobin {
@@ -72,26 +72,43 @@ impl RoundRobin {
         self.nodes.lock().unwrap().retain(|a| *a != addr);
     }
 
+    /// Passes `request` on to the next node; a node it cannot connect to is skipped for the
+    /// next, as nginx's `proxy_next_upstream error` does (the request never reached it), once
+    /// the body is read (a few KiB, for the tests).
     async fn pass(&self, request: Request<Incoming>) -> Response<Body> {
-        let node = {
-            let nodes = self.nodes.lock().unwrap();
-            nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()]
+        let (parts, body) = request.into_parts();
+        let body = match body.collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(err) => return bad_gateway(format!("proxy: request body: {err}")),
         };
-        *self.passed.lock().unwrap().entry(node).or_default() += 1;
-        let (mut parts, body) = request.into_parts();
-        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        parts.uri = format!("http://{node}{path}").parse().unwrap();
-        match self.client.request(Request::from_parts(parts, body)).await {
-            Ok(response) => response.map(BodyExt::boxed_unsync),
-            Err(err) => {
-                let mut response = Response::new(
-                    Full::new(Bytes::from(format!("proxy: node {node}: {err}")))
-                        .map_err(|never| match never {})
-                        .boxed_unsync(),
-                );
-                *response.status_mut() = StatusCode::BAD_GATEWAY;
-                response
+        let tries = self.nodes.lock().unwrap().len();
+        let mut last = String::new();
+        for _ in 0..tries {
+            let node = {
+                let nodes = self.nodes.lock().unwrap();
+                nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()]
+            };
+            *self.passed.lock().unwrap().entry(node).or_default() += 1;
+            let mut parts = parts.clone();
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            parts.uri = format!("http://{node}{path}").parse().unwrap();
+            let request = Request::from_parts(parts, Full::new(body.clone()));
+            match self.client.request(request).await {
+                Ok(response) => return response.map(BodyExt::boxed_unsync),
+                Err(err) if err.is_connect() => last = format!("proxy: node {node}: {err}"),
+                Err(err) => return bad_gateway(format!("proxy: node {node}: {err}")),
             }
         }
+        bad_gateway(last)
     }
+}
+
+fn bad_gateway(message: String) -> Response<Body> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(message))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = StatusCode::BAD_GATEWAY;
+    response
 }

@@ -39,7 +39,7 @@ OVERALL_TIMEOUT_S = 60
 WAIT_S = 5
 # S20: a server-to-client request in stateless mode fails at once, not after a timeout.
 STATELESS_PING_LIMIT_S = 5
-TOOLS = ["broadcast", "echo", "ping_client", "progress", "sleep"]
+TOOLS = ["broadcast", "count", "echo", "ping_client", "progress", "sleep"]
 MODERN_VERSION = "2026-07-28"
 # The `mode=` of the SDK's `Client` for each per-request scenario.
 MODERN_MODES = {"modern": MODERN_VERSION, "auto": "auto"}

@@ -28,7 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 OVERALL_TIMEOUT_S = 60
 # How long the broadcast may take to arrive on the standalone stream.
 WAIT_S = 5
-TOOLS = ["broadcast", "echo", "ping_client", "progress", "sleep"]
+TOOLS = ["broadcast", "count", "echo", "ping_client", "progress", "sleep"]
 SCENARIOS = ("full",)
 
 current_step = "start"

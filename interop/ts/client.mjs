@@ -29,7 +29,7 @@ const OVERALL_TIMEOUT_MS = 60_000;
 const WAIT_MS = 5_000;
 /** S20: a server-to-client request in stateless mode fails at once, not after a timeout. */
 const STATELESS_PING_LIMIT_MS = 5_000;
-const TOOLS = ['broadcast', 'echo', 'ping_client', 'progress', 'sleep'];
+const TOOLS = ['broadcast', 'count', 'echo', 'ping_client', 'progress', 'sleep'];
 
 let currentStep = 'start';
 

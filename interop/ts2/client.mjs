@@ -20,7 +20,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 
 const OVERALL_TIMEOUT_MS = 60_000;
 const MODERN = '2026-07-28';
-const TOOLS = ['broadcast', 'echo', 'ping_client', 'progress', 'sleep'];
+const TOOLS = ['broadcast', 'count', 'echo', 'ping_client', 'progress', 'sleep'];
 
 let currentStep = 'start';
 

@@ -3,6 +3,8 @@
 //! SIGKILL, restarted under its name; Redis restarted without its data. Every process a test
 //! starts is killed by its pid when the test ends, however it ends.
 
+mod chaos;
+mod cut;
 mod http;
 mod pause;
 mod restart;
@@ -12,6 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a node may take to print its address.
@@ -184,4 +187,87 @@ impl Drop for Node {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A free loopback port, for a node to listen for its peers on.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A TCP proxy in front of a node's port for its peers: the node advertises the proxy, so that
+/// every connection of another node to it goes through here, and a test can cut them all at
+/// once, as a network does.
+pub(crate) struct Cutter {
+    pub(crate) addr: SocketAddr,
+    connections: Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl Cutter {
+    /// Listens on a loopback port, passing every connection on to `target`.
+    pub(crate) async fn start(target: SocketAddr) -> Arc<Cutter> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let cutter = Arc::new(Cutter {
+            addr: listener.local_addr().unwrap(),
+            connections: Mutex::new(Vec::new()),
+        });
+        let weak = Arc::downgrade(&cutter);
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let Some(cutter) = weak.upgrade() else {
+                    return;
+                };
+                let task = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                let mut connections = cutter.connections.lock().unwrap();
+                connections.retain(|c| !c.is_finished());
+                connections.push(task.abort_handle());
+            }
+        });
+        cutter
+    }
+
+    /// Cuts every connection through it now; returns how many there were.
+    pub(crate) fn cut(&self) -> usize {
+        let mut connections = self.connections.lock().unwrap();
+        let live = connections.iter().filter(|c| !c.is_finished()).count();
+        for connection in connections.drain(..) {
+            connection.abort();
+        }
+        live
+    }
+}
+
+/// Node `name` on `redis`, its peers reaching it through a [`Cutter`] of its own.
+pub(crate) async fn cut_node(
+    dir: &Path,
+    redis: &str,
+    name: &str,
+    extra: &[&str],
+) -> (Node, Arc<Cutter>) {
+    let port = free_port();
+    let cutter = Cutter::start(SocketAddr::from(([127, 0, 0, 1], port))).await;
+    let node = start_behind(dir, redis, name, port, &cutter, extra);
+    (node, cutter)
+}
+
+/// Starts node `name` listening for its peers on `port`, advertising `cutter`.
+pub(crate) fn start_behind(
+    dir: &Path,
+    redis: &str,
+    name: &str,
+    port: u16,
+    cutter: &Cutter,
+    extra: &[&str],
+) -> Node {
+    let peer = format!("127.0.0.1:{port}");
+    let advertise = cutter.addr.to_string();
+    let mut args = vec!["--peer-addr", &peer, "--advertise", &advertise];
+    args.extend_from_slice(extra);
+    Node::start(dir, redis, name, &args)
 }
