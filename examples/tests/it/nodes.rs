@@ -16,7 +16,7 @@ use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use mcp_streamable_redis::testing::RedisServer;
+use mcp_streamable_redis::testing::{RedisCluster, RedisServer};
 use mcp_streamable_redis::{Options, RedisBackend};
 
 use crate::echo_app;
@@ -353,6 +353,32 @@ async fn three_nodes_on_redis_serve_every_session() {
     progress_and_broadcasts(&format!("http://{addr}/mcp"), 32, 3).await;
     for (name, node) in &nodes {
         assert!(proxy.passed(node.addr) > 100, "node {name} served requests");
+    }
+}
+
+/// The same on a Redis Cluster of three masters: every session's keys in a slot of their own,
+/// the membership in one of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_on_a_redis_cluster_serve_every_session() {
+    let cluster = RedisCluster::start().expect("a Redis Cluster starts");
+    let urls = cluster.urls();
+    let nodes: Vec<(String, Node)> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            let urls = urls.clone();
+            let node = Node::start(async move {
+                let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+                let options = Options::default().node(name);
+                let backend = RedisBackend::connect_cluster(&urls, options).await.unwrap();
+                nodes_config().cluster(backend.cluster())
+            });
+            (name.to_owned(), node)
+        })
+        .collect();
+    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|(_, n)| n.addr).collect()).await;
+    progress_and_broadcasts(&format!("http://{addr}/mcp"), 16, 3).await;
+    for (name, node) in &nodes {
+        assert!(proxy.passed(node.addr) > 50, "node {name} served requests");
     }
 }
 
