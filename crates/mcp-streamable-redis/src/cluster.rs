@@ -223,11 +223,7 @@ impl Cluster for RedisCluster {
 
     fn end<'a>(&'a self, session: &'a str, fence: Fence) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            logged(
-                "end",
-                session,
-                self.fenced_script(&scripts::END, session, fence).await,
-            );
+            logged("end", session, self.node.end(session, Some(fence)).await);
         })
     }
 

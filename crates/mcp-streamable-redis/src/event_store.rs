@@ -1,7 +1,10 @@
 //! The [`EventStore`] on Redis: each stream a list of its events, its bookkeeping in the
 //! session's hash; a batch of writes one script, in one round trip.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
@@ -19,12 +22,19 @@ use crate::scripts;
 /// as the in-memory store does, so that floods of tiny messages are bounded too.
 const EVENT_OVERHEAD: usize = 64;
 
+/// How long the stream a forward began is remembered, so that the forward sent again begins
+/// nothing: well past any forward's deadline (the server's is 2 s after it was sent, and its
+/// holder drops it after that), for clocks a few seconds apart.
+const FORWARD_MEMORY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The [`EventStore`] of a [`RedisBackend`](crate::RedisBackend), shared by every node on the
 /// same Redis and prefix: a client resumes a stream on whichever node it reaches.
 ///
 /// Each session keeps at most [`max_events_per_session`] events and
-/// [`max_bytes_per_session`] bytes, all its streams together, the oldest going first; a
-/// finished stream's events go after the [`resume_window`]; everything goes with the session.
+/// [`max_bytes_per_session`] bytes, all its streams together: past a cap, finished streams go
+/// first, whole, the oldest finished first (a client resumes a stream it lost before its end,
+/// and the last to finish are the likeliest), then the open streams' oldest events. A finished
+/// stream goes after the [`resume_window`]; everything goes with the session.
 /// A message larger than the byte cap is not kept: a response is kept as a stand-in, an error
 /// saying so, and anything else leaves a gap that a resumption from before it is told of
 /// ([`Purged`](ReplayError::Purged)); both are logged.
@@ -56,7 +66,9 @@ impl RedisEventStore {
         let options = &node.options;
         let mut call = scripts::WRITE.prepare_invoke();
         call.key(node.keys.session(session))
-            .key(node.keys.record(session));
+            .key(node.keys.record(session))
+            .key(node.keys.finished(session))
+            .key(node.keys.queue(session));
         let mut streams: Vec<u64> = Vec::new();
         for write in writes {
             let stream = stream_of(write);
@@ -70,7 +82,8 @@ impl RedisEventStore {
             .arg(options.window_ms())
             .arg(options.max_events_per_session)
             .arg(options.max_bytes_per_session)
-            .arg(EVENT_OVERHEAD);
+            .arg(EVENT_OVERHEAD)
+            .arg(unix_ms(SystemTime::now()));
         let room = options.max_bytes_per_session.saturating_sub(EVENT_OVERHEAD);
         for write in writes {
             match write {
@@ -131,9 +144,11 @@ impl RedisEventStore {
         let mut call = scripts::REPLAY.prepare_invoke();
         call.key(node.keys.session(session))
             .key(node.keys.stream(session, stream))
+            .key(node.keys.finished(session))
             .arg(stream)
             .arg(after)
-            .arg(node.options.window_ms());
+            .arg(node.options.window_ms())
+            .arg(unix_ms(SystemTime::now()));
         let reply = node
             .script(&call)
             .await
@@ -152,17 +167,21 @@ impl RedisEventStore {
         let node = &self.node;
         let requests = serde_json::to_string(requests).expect("ids serialize");
         let mut call = scripts::BEGIN.prepare_invoke();
+        let forward = forward.map(key_safe);
         call.key(node.keys.session(session))
-            .key(node.keys.stream(session, stream))
             .key(node.keys.record(session));
+        if let Some(forward) = &forward {
+            call.key(node.keys.forward(session, forward));
+        }
         fence_args(&mut call, &node.options.node, Some(fence));
+        let now = SystemTime::now();
         call.arg(stream)
             .arg(requests)
-            .arg(forward.unwrap_or(""))
-            .arg(crate::session_store::time_to_field(
-                std::time::SystemTime::now(),
-            ))
-            .arg(node.options.key_ttl_ms());
+            .arg(forward.as_deref().unwrap_or(""))
+            .arg(crate::session_store::time_to_field(now))
+            .arg(unix_ms(now))
+            .arg(node.options.key_ttl_ms())
+            .arg(FORWARD_MEMORY.as_millis() as u64);
         let reply = node.script(&call).await?;
         fenced(&reply)?;
         match reply {
@@ -186,11 +205,32 @@ impl RedisEventStore {
 
     async fn close(&self, session: &str) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = scripts::END.prepare_invoke();
-        call.key(node.keys.session(session));
-        fence_args(&mut call, &node.options.node, None);
-        node.script(&call).await.map(drop)
+        node.end(session, None).await
     }
+}
+
+/// Milliseconds since the Unix epoch: the nodes' clocks, which agree closely enough for a
+/// window of seconds.
+fn unix_ms(at: SystemTime) -> u64 {
+    at.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A forward's id as it goes into a key name and the bookkeeping: as it is when it is made of
+/// letters, digits, `-` and `_` (the server's are hex), hex of its bytes otherwise.
+fn key_safe(forward: &str) -> Cow<'_, str> {
+    let plain = !forward.is_empty()
+        && forward
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if plain && forward != "-" {
+        return Cow::Borrowed(forward);
+    }
+    let mut hex = String::from("x");
+    for byte in forward.bytes() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Cow::Owned(hex)
 }
 
 fn stream_of(write: &Write) -> u64 {
@@ -350,6 +390,14 @@ mod tests {
         );
         let broken = Value::Array(vec![bulk("1"), bulk("x [1]")]);
         assert!(parse_unfinished(broken).is_none());
+    }
+
+    #[test]
+    fn forward_ids_go_into_keys_as_they_are_or_as_hex() {
+        assert_eq!(key_safe("3f9a_b-C"), "3f9a_b-C");
+        assert_eq!(key_safe("a b"), "x612062");
+        assert_eq!(key_safe("-"), "x2d");
+        assert_eq!(key_safe(""), "x");
     }
 
     #[test]

@@ -30,6 +30,22 @@ impl Keys {
         format!("{}:{{{session}}}:r", self.prefix)
     }
 
+    /// The finished streams' bookkeeping, kept for the resume window: a hash of stream to
+    /// bookkeeping (small values: Redis keeps it compact).
+    pub(crate) fn finished(&self, session: &str) -> String {
+        format!("{}:{{{session}}}:f", self.prefix)
+    }
+
+    /// The finished streams in the order they finished, the order they go in: a list.
+    pub(crate) fn queue(&self, session: &str) -> String {
+        format!("{}:{{{session}}}:q", self.prefix)
+    }
+
+    /// The stream a forward began, remembered for a while: a string.
+    pub(crate) fn forward(&self, session: &str, forward: &str) -> String {
+        format!("{}:{{{session}}}:w:{forward}", self.prefix)
+    }
+
     /// The events of one stream of the session: a list.
     pub(crate) fn stream(&self, session: &str, stream: u64) -> String {
         format!("{}:{{{session}}}:{stream}", self.prefix)
@@ -61,6 +77,9 @@ mod tests {
         assert_eq!(keys.session("s1"), "p:{s1}");
         assert_eq!(keys.record("s1"), "p:{s1}:r");
         assert_eq!(keys.stream("s1", 4), "p:{s1}:4");
+        assert_eq!(keys.finished("s1"), "p:{s1}:f");
+        assert_eq!(keys.queue("s1"), "p:{s1}:q");
+        assert_eq!(keys.forward("s1", "x"), "p:{s1}:w:x");
         for key in [keys.members(), keys.up(), keys.secret()] {
             assert!(key.starts_with("p:{m}:"), "{key}");
         }

@@ -59,20 +59,28 @@
 //!
 //! | key | type | what |
 //! | --- | --- | --- |
-//! | `P:{S}` | hash | the record (`init`, `active`, `owner`, `ver`), the holder (`node`, `inc`, `gen`), and the streams' bookkeeping: `st` (the streams kept), `s:N` (stream N's last index, how far it was evicted, when it finished, what it keeps), `r:N` (the requests it began for, while unfinished), `f:ID` and `w:N` (the forward that began it), `seq` (the order of events and streams), `bytes` and `count` (what the session keeps), `hi` (its highest stream) |
-//! | `P:{S}:N` | list | stream N's events, oldest first, each `"<seq> <index> <message>"` |
+//! | `P:{S}` | hash | the holder (`node`, `inc`, `gen`), `active`, `ver`, and the streams' bookkeeping: `st` (the open streams, a line each: its last index, how far it was evicted, what its list keeps, and, for a stream begun for requests, its rank, forward and requests), `seq` (the order of events and streams), `hi` (the highest stream), `bytes`, `count`, `fbytes`, `fcount` (what the open and the finished streams keep), `fhead` (when the oldest finished stream finished), `exp`, `fexp` (when the keys' lifetimes were last renewed) |
+//! | `P:{S}:r` | string | the record: the owner and the `initialize` request |
+//! | `P:{S}:N` | list | open stream N's events, oldest first, each `"<seq> <index> <message>"` (a finished stream's, when they came before its end) |
+//! | `P:{S}:f` | hash | each finished stream's bookkeeping, and its events when they came with its end (most requests' streams: their answer) |
+//! | `P:{S}:q` | list | the finished streams, in the order they finished: the order they go |
+//! | `P:{S}:w:ID` | string | the stream forward ID began, for 10 s: sent again, it begins nothing |
 //! | `P:{m}:members` | hash | each node's incarnation, address, and lease expiry by Redis's clock |
 //! | `P:{m}:up` | string | since when renewals have come without a break of a lease |
 //! | `P:{m}:secret` | string | the key forwards are signed with, unless the nodes were given one |
 //!
-//! A session's hash lives a quarter past the [session expiry](Options::session_expiry) after its
-//! last request, an open stream's list as long, a finished stream's list the
-//! [resume window](Options::resume_window) (its bookkeeping goes with the next write after
-//! it): an idle session holds its hash only. A session keeps at most
+//! A session's hash and record live a quarter past the [session
+//! expiry](Options::session_expiry) after its last request, an open stream's list as long, a
+//! finished stream the [resume window](Options::resume_window): an idle session holds its hash
+//! and record only. A session keeps at most
 //! [`max_events_per_session`](Options::max_events_per_session) events and
-//! [`max_bytes_per_session`](Options::max_bytes_per_session) bytes, the oldest going first
-//! across its streams; a replay from before them answers
-//! [`Purged`](mcp_streamable_server::ReplayError::Purged). DELETE leaves no key of the session.
+//! [`max_bytes_per_session`](Options::max_bytes_per_session) bytes, each finished stream's
+//! bookkeeping counted too; past a cap, finished streams go first, whole, the oldest finished
+//! first, then the open streams' oldest events, down to a sixteenth under the cap. A replay
+//! from before what is kept answers [`Purged`](mcp_streamable_server::ReplayError::Purged).
+//! DELETE leaves no key of the session but the forwards' (which expire within 10 s). A request
+//! costs Redis two scripts, one before its delivery (`begin`) and one with its answer
+//! (`write`), of a few commands each however much the session keeps; Redis 6.2 or later.
 //! The bound across sessions is Redis's own: set `maxmemory` with `maxmemory-policy
 //! noeviction`, and a full Redis refuses writes, which fail as errors (a new session is refused
 //! with 503; an event not kept is logged, and cannot be resumed), until there is room again.

@@ -80,6 +80,17 @@ impl Node {
         Reading::parse(reply).ok_or_else(|| Error::new(Kind::Malformed))
     }
 
+    /// Ends `session`, every key of it, if `fence` is its holding (always without one).
+    pub(crate) async fn end(&self, session: &str, fence: Option<Fence>) -> Result<(), Error> {
+        let mut call = scripts::END.prepare_invoke();
+        call.key(self.keys.session(session))
+            .key(self.keys.record(session))
+            .key(self.keys.finished(session))
+            .key(self.keys.queue(session));
+        fence_args(&mut call, &self.options.node, fence);
+        self.script(&call).await.map(drop)
+    }
+
     /// The listener, the first time it is asked for.
     pub(crate) fn take_listener(&self) -> Option<std::net::TcpListener> {
         self.listener

@@ -27,7 +27,8 @@ pub const DEFAULT_SESSION_EXPIRY: Duration = mcp_streamable_server::DEFAULT_IDLE
 
 /// The events one session keeps by default, all its streams together: 4096.
 ///
-/// The oldest go first; a client resuming from before them is told its events were purged.
+/// Finished streams go first, the oldest finished first, then the open streams' oldest events;
+/// a client resuming from before what is kept is told its events were purged.
 pub const DEFAULT_MAX_EVENTS_PER_SESSION: usize = 4096;
 
 /// The bytes of events one session keeps by default: 1 MiB, as the in-memory store.

@@ -90,10 +90,7 @@ impl RedisSessionStore {
 
     async fn remove(&self, id: &str) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = scripts::END.prepare_invoke();
-        call.key(node.keys.session(id));
-        fence_args(&mut call, &node.options.node, None);
-        node.script(&call).await.map(drop)
+        node.end(id, None).await
     }
 }
 

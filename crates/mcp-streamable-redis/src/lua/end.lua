@@ -1,11 +1,23 @@
--- A session ended: its record and its streams go, if the holding that ends it is the record's.
--- KEYS: the session. ARGV: node, incarnation, generation ('' for no fence: a store used
--- without a cluster).
-local key = KEYS[1]
+-- A session ended: its record, its streams, open and finished, and the forwards they
+-- remember go, if the holding that ends it is the record's.
+-- KEYS: the session, its record, the finished streams, their queue. ARGV: node, incarnation,
+-- generation ('' for no fence: a store used without a cluster). (The formats are write.lua's;
+-- a forward whose stream went before, with the window or a cap, goes with its own expiry.)
+local key, finished, queue = KEYS[1], KEYS[3], KEYS[4]
 local h = redis.call('HMGET', key, 'node', 'inc', 'gen', 'st')
 if ARGV[1] ~= '' and (h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3]) then return 0 end
-for stream in string.gmatch(h[4] or '', '%d+') do
+local function drop(stream, forward)
   redis.call('DEL', key .. ':' .. stream)
+  if forward and forward ~= '-' then redis.call('DEL', key .. ':w:' .. forward) end
 end
-redis.call('DEL', key, key .. ':r')
+for line in string.gmatch(h[4] or '', '[^\n]+') do
+  local stream, forward = string.match(line, '^(%d+) %d+ %d+ %d+ %d+ %d+ (%S+)')
+  if stream then drop(stream, forward) end
+end
+for _, entry in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+  local stream = string.match(entry, '^(%d+) ')
+  local v = redis.call('HGET', finished, stream)
+  drop(stream, string.match(v or '', '^%d+ %d+ %d+ %d+ %d+ %a (%S+)'))
+end
+redis.call('DEL', key, KEYS[2], finished, queue)
 return 1

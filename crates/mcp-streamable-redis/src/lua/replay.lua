@@ -1,23 +1,49 @@
 -- The events of one stream after an index, or why there are none to give.
--- KEYS: the session, the stream. ARGV: stream, after, resume window (ms).
+-- KEYS: the session, the stream's list, the finished streams. ARGV: stream, after, resume
+-- window (ms), now (ms). (The formats are write.lua's.)
 -- Returns {0} unknown stream, {1} unknown event, {2} purged, or {3, index, message, ...}.
 local key, list = KEYS[1], KEYS[2]
 local after = tonumber(ARGV[2])
-local v = redis.call('HGET', key, 's:' .. ARGV[1])
-if not v then
-  -- Gone with its window, or never there.
-  local hi = redis.call('HGET', key, 'hi')
-  if hi and tonumber(ARGV[1]) <= tonumber(hi) then return {2} end
-  return {0}
+local last, evicted, kind, v
+local open
+for line in string.gmatch(redis.call('HGET', key, 'st') or '', '[^\n]+') do
+  local n, a, b = string.match(line, '^(%d+) (%d+) (%d+) ')
+  if n == ARGV[1] then
+    open, last, evicted, kind = true, a, b, 'L'
+    break
+  end
 end
-local last, evicted, finished = string.match(v, '^(%d+) (%d+) (%d+) ')
-last, evicted, finished = tonumber(last), tonumber(evicted), tonumber(finished)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if finished > 0 and finished + tonumber(ARGV[3]) <= now then return {2} end
+if not open then
+  v = redis.call('HGET', KEYS[3], ARGV[1])
+  if not v then
+    -- Gone with its window or a cap, or never there.
+    local hi = redis.call('HGET', key, 'hi')
+    if hi and tonumber(ARGV[1]) <= tonumber(hi) then return {2} end
+    return {0}
+  end
+  local at
+  at, last, evicted, kind = string.match(v, '^(%d+) (%d+) (%d+) %d+ %d+ (%a) ')
+  if tonumber(at) + tonumber(ARGV[3]) <= tonumber(ARGV[4]) then return {2} end
+end
+last, evicted = tonumber(last), tonumber(evicted)
 if after > last then return {1} end
 if evicted > after then return {2} end
 if after == last then return {3} end
+local out = {3}
+if kind == 'I' then
+  -- Its events follow its bookkeeping, each "<index> <length> <message>".
+  local pos = string.find(v, '\n', 1, true) + 1
+  while pos <= #v do
+    local index, length, start = string.match(v, '^(%d+) (%d+) ()', pos)
+    local stop = start + tonumber(length)
+    if tonumber(index) > after then
+      out[#out + 1] = index
+      out[#out + 1] = string.sub(v, start, stop - 1)
+    end
+    pos = stop
+  end
+  return out
+end
 -- Newest first, from the end back to the event at `after`, in chunks that double: a reader of a
 -- live stream asks for its newest events only.
 local newest_first = {}
@@ -39,7 +65,6 @@ while not done and -stop <= length do
   end
   stop, chunk = start - 1, chunk * 2
 end
-local out = {3}
 for k = #newest_first - 1, 1, -2 do
   out[#out + 1] = newest_first[k]
   out[#out + 1] = newest_first[k + 1]

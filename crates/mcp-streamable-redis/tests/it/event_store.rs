@@ -87,7 +87,45 @@ async fn messages_are_kept_byte_for_byte(redis: Redis) {
 }
 on_both!(messages_are_kept_byte_for_byte);
 
-async fn the_session_cap_evicts_oldest_first_across_streams_and_reports_purged(redis: Redis) {
+/// A stream's events come back alike whether they were written before its end (kept in its
+/// list) or in the batch that ended it (kept inline, with its bookkeeping).
+async fn a_finished_stream_replays_alike_however_its_events_came(redis: Redis) {
+    let s = redis.node("n", options()).await.event_store();
+    let binary: Bytes = (0..=255).collect::<Vec<u8>>().into();
+    let spaced = Bytes::from_static(b"a b  c\n\r d 7 9 ");
+    let events = [binary, Bytes::new(), spaced, Bytes::from_static(b"x")];
+    let appends = |stream: u64| -> Vec<Write> {
+        (1..)
+            .zip(events.iter().cloned())
+            .map(|(index, message)| append(stream, index, message))
+            .collect()
+    };
+    // Stream 1 in one batch with its end; stream 2's events first, its end after.
+    let mut one = appends(1);
+    one.push(Write::Finish { stream: 1 });
+    write(&s, &one).await;
+    write(&s, &appends(2)).await;
+    write(&s, &[Write::Finish { stream: 2 }]).await;
+    for stream in [1, 2] {
+        for after in 0..=4 {
+            let replayed = s.replay_after("a", stream, after).await.unwrap();
+            let want: Vec<(u64, Bytes)> = (1..)
+                .zip(events.iter().cloned())
+                .skip(after as usize)
+                .collect();
+            let got: Vec<(u64, Bytes)> =
+                replayed.into_iter().map(|e| (e.index, e.message)).collect();
+            assert_eq!(got, want, "stream {stream} after {after}");
+        }
+        assert!(matches!(
+            s.replay_after("a", stream, 5).await,
+            Err(ReplayError::UnknownEvent)
+        ));
+    }
+}
+on_both!(a_finished_stream_replays_alike_however_its_events_came);
+
+async fn the_session_cap_evicts_the_open_streams_oldest_first_and_reports_purged(redis: Redis) {
     let cap = 4 * (100 + OVERHEAD);
     let s = redis
         .node("n", options().max_bytes_per_session(cap))
@@ -125,7 +163,96 @@ async fn the_session_cap_evicts_oldest_first_across_streams_and_reports_purged(r
     ));
     assert_eq!(indices(&s, 3, 0).await, [1, 2]);
 }
-on_both!(the_session_cap_evicts_oldest_first_across_streams_and_reports_purged);
+on_both!(the_session_cap_evicts_the_open_streams_oldest_first_and_reports_purged);
+
+async fn over_a_cap_finished_streams_go_first_the_oldest_finished_first(redis: Redis) {
+    // An open stream with one event, three finished ones with one each (charged a
+    // bookkeeping's overhead more): 164 + 3 × 228 = 848 bytes.
+    let cap = 900;
+    let s = redis
+        .node("n", options().max_bytes_per_session(cap))
+        .await
+        .event_store();
+    write(&s, &[append(1, 1, msg(100))]).await;
+    for stream in [3, 2, 4] {
+        write(&s, &[append(stream, 1, msg(100)), Write::Finish { stream }]).await;
+    }
+    // One more event on the open stream: the stream that finished first goes, whole.
+    write(&s, &[append(1, 2, msg(100))]).await;
+    assert!(matches!(
+        s.replay_after("a", 3, 0).await,
+        Err(ReplayError::Purged)
+    ));
+    assert_eq!(indices(&s, 2, 0).await, [1]);
+    assert_eq!(indices(&s, 4, 0).await, [1]);
+    assert_eq!(
+        indices(&s, 1, 0).await,
+        [1, 2],
+        "the open stream keeps it all"
+    );
+    assert_eq!(redis.keys("t:{a}:3"), Vec::<String>::new());
+}
+on_both!(over_a_cap_finished_streams_go_first_the_oldest_finished_first);
+
+/// The commands Redis ran since the last `CONFIG RESETSTAT`, scripts' own included.
+fn commands_run(redis: &Redis) -> u64 {
+    redis
+        .cli(&["info", "commandstats"])
+        .lines()
+        .filter(|line| !line.starts_with("cmdstat_info") && !line.starts_with("cmdstat_config"))
+        .filter_map(|line| {
+            line.split_once("calls=")?
+                .1
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+/// A request as the server makes it: its stream begun, its answer written, the stream
+/// finished; the commands Redis ran for it.
+async fn request_cost(redis: &Redis, s: &RedisEventStore, fence: Fence, stream: u64) -> u64 {
+    redis.cli(&["config", "resetstat"]);
+    s.begin("a", fence, stream, &[Id::from(stream as i64)], None)
+        .await
+        .unwrap();
+    let writes = [append(stream, 1, msg(100)), Write::Finish { stream }];
+    s.write("a", Some(fence), &writes).await.unwrap();
+    commands_run(redis)
+}
+
+/// What a request costs Redis does not grow with what the session keeps: thousands of
+/// finished streams in the resume window (and as many forwards remembered) cost a request no
+/// more commands than a new session's first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_costs_redis_the_same_however_many_streams_its_session_keeps() {
+    let redis = Redis::single();
+    let node = redis.node("n", options()).await;
+    let fence = held(&node, "a").await;
+    let s = node.event_store();
+    let first = request_cost(&redis, &s, fence, 1).await;
+    for stream in 2..2000 {
+        let forward = format!("f{stream}");
+        s.begin(
+            "a",
+            fence,
+            stream,
+            &[Id::from(stream as i64)],
+            Some(&forward),
+        )
+        .await
+        .unwrap();
+        let writes = [append(stream, 1, msg(100)), Write::Finish { stream }];
+        s.write("a", Some(fence), &writes).await.unwrap();
+    }
+    let later = request_cost(&redis, &s, fence, 2000).await;
+    assert!(
+        later <= first + 8,
+        "a request ran {later} commands in Redis with 2,000 streams kept, {first} with none"
+    );
+}
 
 async fn a_finished_stream_is_kept_for_the_resume_window_only(redis: Redis) {
     let window = Duration::from_millis(300);
