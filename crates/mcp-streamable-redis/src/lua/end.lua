@@ -6,18 +6,19 @@
 local key, finished, queue = KEYS[1], KEYS[3], KEYS[4]
 local h = redis.call('HMGET', key, 'node', 'inc', 'gen', 'st')
 if ARGV[1] ~= '' and (h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3]) then return 0 end
-local function drop(stream, forward)
-  redis.call('DEL', key .. ':' .. stream)
+-- A stream's list, if it has one, and the forward it remembers, if any.
+local function drop(stream, list, forward)
+  if list then redis.call('DEL', key .. ':' .. stream) end
   if forward and forward ~= '-' then redis.call('DEL', key .. ':w:' .. forward) end
 end
 for line in string.gmatch(h[4] or '', '[^\n]+') do
-  local stream, forward = string.match(line, '^(%d+) %d+ %d+ %d+ %d+ %d+ (%S+)')
-  if stream then drop(stream, forward) end
+  local stream, events, forward = string.match(line, '^(%d+) %d+ %d+ %d+ (%d+) %d+ (%S+)')
+  if stream then drop(stream, events ~= '0', forward) end
 end
 for _, entry in ipairs(redis.call('LRANGE', queue, 0, -1)) do
-  local stream = string.match(entry, '^(%d+) ')
+  local stream, kind = string.match(entry, '^(%d+) %d+ %d+ %d+ (%a)$')
   local v = redis.call('HGET', finished, stream)
-  drop(stream, string.match(v or '', '^%d+ %d+ %d+ %d+ %d+ %a (%S+)'))
+  drop(stream, kind == 'L', string.match(v or '', '^%d+ %d+ %d+ %d+ %d+ %a (%S+)'))
 end
 redis.call('DEL', key, KEYS[2], finished, queue)
 return 1
