@@ -4,8 +4,8 @@
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
-//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]]
-//!     [--idle-timeout SECS] [--executions-log PATH]
+//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
+//!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
@@ -48,7 +48,8 @@
 //! others. `--node NAME` names the node (unique among them; a random UUID by default; a node
 //! started again under its name is a new incarnation of it). `--peer-addr IP:PORT` is where it
 //! listens for the other nodes (a free loopback port by default: nodes on one host), and
-//! `--advertise IP:PORT` the address they are told to reach it at, when not that one. The idle
+//! `--advertise IP:PORT` the address they are told to reach it at, when not that one;
+//! `--resume-window SECS` how long a finished stream's events are kept (60 s by default). The idle
 //! timeout (`--idle-timeout`, 30 minutes by default) is both the server's and the lifetime of a
 //! session's keys in Redis. Without `--redis` the stores are in memory and nothing of this is
 //! in play.
@@ -90,6 +91,7 @@ struct RedisOptions {
     node: Option<String>,
     peer_addr: Option<SocketAddr>,
     advertise: Option<SocketAddr>,
+    resume_window: Option<Duration>,
 }
 
 impl RedisOptions {
@@ -97,10 +99,14 @@ impl RedisOptions {
     /// `--redis` was not given.
     async fn apply(self, config: Config, idle_timeout: Duration) -> anyhow::Result<Config> {
         let Some(url) = self.url else {
-            if self.node.is_some() || self.peer_addr.is_some() || self.advertise.is_some() {
+            if self.node.is_some()
+                || self.peer_addr.is_some()
+                || self.advertise.is_some()
+                || self.resume_window.is_some()
+            {
                 bail!(
-                    "--node, --peer-addr and --advertise are of a node of several: they go with \
-                     --redis"
+                    "--node, --peer-addr, --advertise and --resume-window are of a node of \
+                     several: they go with --redis"
                 );
             }
             return Ok(config);
@@ -115,6 +121,9 @@ impl RedisOptions {
         }
         if let Some(addr) = self.advertise {
             options = options.advertise(addr);
+        }
+        if let Some(window) = self.resume_window {
+            options = options.resume_window(window);
         }
         let backend = RedisBackend::connect(&url, options)
             .await
@@ -191,21 +200,14 @@ fn parse_args() -> anyhow::Result<Options> {
             "--peer-addr" => options.redis.peer_addr = Some(address(&mut args, &arg)?),
             "--advertise" => options.redis.advertise = Some(address(&mut args, &arg)?),
             "--executions-log" => options.executions_log = Some(value(&mut args, &arg)?.into()),
-            "--idle-timeout" => {
-                let secs = value(&mut args, &arg)?;
-                let secs: f64 = secs
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .with_context(|| format!("bad --idle-timeout {secs:?}: seconds, above 0"))?;
-                options.idle_timeout = Duration::from_secs_f64(secs);
-            }
+            "--idle-timeout" => options.idle_timeout = seconds(&mut args, &arg)?,
+            "--resume-window" => options.redis.resume_window = Some(seconds(&mut args, &arg)?),
             "-h" | "--help" => {
                 println!(
                     "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
                      [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]] \
-                     [--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]] [--idle-timeout SECS] \
-                     [--executions-log PATH]"
+                     [--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT] [--resume-window SECS]] \
+                     [--idle-timeout SECS] [--executions-log PATH]"
                 );
                 std::process::exit(0);
             }
@@ -219,6 +221,17 @@ fn parse_args() -> anyhow::Result<Options> {
         );
     }
     Ok(options)
+}
+
+/// The seconds after flag `name`, above 0.
+fn seconds(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<Duration> {
+    let secs = value(args, name)?;
+    let secs: f64 = secs
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .with_context(|| format!("bad {name} {secs:?}: seconds, above 0"))?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// The address after flag `name`.

@@ -1,6 +1,8 @@
 //! A load balancer without session affinity, for the tests of several nodes: each HTTP request
 //! goes to the next node in turn, whatever session it names, and its response (an SSE stream
-//! included) is passed back as it comes.
+//! included) is passed back as it comes. With [`Routing::Away`], each request of a session goes
+//! to a node other than the one that answered its `initialize` (its holder), for a load suite
+//! row where every request hops.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -17,10 +19,22 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 type Body = UnsyncBoxBody<Bytes, hyper::Error>;
 
+/// How a proxy picks a node for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Routing {
+    /// The next node in turn.
+    RoundRobin,
+    /// The next node in turn but the one that answered the session's `initialize`.
+    Away,
+}
+
 /// A round-robin proxy in front of `nodes`.
 pub(crate) struct RoundRobin {
     nodes: std::sync::Mutex<Vec<SocketAddr>>,
     next: AtomicUsize,
+    routing: Routing,
+    /// With [`Routing::Away`], the node that answered each session's `initialize`.
+    started: std::sync::Mutex<std::collections::HashMap<String, SocketAddr>>,
     /// Requests passed on, per node.
     passed: std::sync::Mutex<std::collections::HashMap<SocketAddr, usize>>,
     client: Client<HttpConnector, Full<Bytes>>,
@@ -30,6 +44,14 @@ impl RoundRobin {
     /// Listens on a loopback port the OS picks; returns the proxy and its address. It serves
     /// until the runtime ends.
     pub(crate) async fn start(nodes: Vec<SocketAddr>) -> (Arc<RoundRobin>, SocketAddr) {
+        Self::start_routing(nodes, Routing::RoundRobin).await
+    }
+
+    /// [`start`](Self::start), picking nodes as `routing` says.
+    pub(crate) async fn start_routing(
+        nodes: Vec<SocketAddr>,
+        routing: Routing,
+    ) -> (Arc<RoundRobin>, SocketAddr) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut connector = HttpConnector::new();
@@ -38,6 +60,8 @@ impl RoundRobin {
             passed: Default::default(),
             nodes: std::sync::Mutex::new(nodes),
             next: AtomicUsize::new(0),
+            routing,
+            started: Default::default(),
             client: Client::builder(TokioExecutor::new()).build(connector),
         });
         let serving = Arc::clone(&proxy);
@@ -82,11 +106,24 @@ impl RoundRobin {
             Err(err) => return bad_gateway(format!("proxy: request body: {err}")),
         };
         let tries = self.nodes.lock().unwrap().len();
+        let session = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let avoid = match (&session, self.routing) {
+            (Some(session), Routing::Away) => self.started.lock().unwrap().get(session).copied(),
+            _ => None,
+        };
         let mut last = String::new();
         for _ in 0..tries {
             let node = {
                 let nodes = self.nodes.lock().unwrap();
-                nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()]
+                let mut node = nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()];
+                if Some(node) == avoid && nodes.len() > 1 {
+                    node = nodes[self.next.fetch_add(1, Ordering::Relaxed) % nodes.len()];
+                }
+                node
             };
             *self.passed.lock().unwrap().entry(node).or_default() += 1;
             let mut parts = parts.clone();
@@ -94,7 +131,19 @@ impl RoundRobin {
             parts.uri = format!("http://{node}{path}").parse().unwrap();
             let request = Request::from_parts(parts, Full::new(body.clone()));
             match self.client.request(request).await {
-                Ok(response) => return response.map(BodyExt::boxed_unsync),
+                Ok(response) => {
+                    if self.routing == Routing::Away
+                        && session.is_none()
+                        && let Some(started) = response.headers().get("mcp-session-id")
+                        && let Ok(started) = started.to_str()
+                    {
+                        self.started
+                            .lock()
+                            .unwrap()
+                            .insert(started.to_owned(), node);
+                    }
+                    return response.map(BodyExt::boxed_unsync);
+                }
                 Err(err) if err.is_connect() => last = format!("proxy: node {node}: {err}"),
                 Err(err) => return bad_gateway(format!("proxy: node {node}: {err}")),
             }

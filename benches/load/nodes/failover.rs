@@ -1,5 +1,6 @@
 //! `mcp-failover`: how long a session's client waits when the node holding the session is
-//! killed (`kill -9`), with the echo server's Redis defaults (lease 1.5 s).
+//! killed (`kill -9`), with the echo server's Redis defaults (lease 750 ms, renewed every
+//! 250 ms).
 //!
 //! ```text
 //! mcp-failover [--trials 10] [--echo-server PATH] [--redis URL] [--json]
@@ -9,12 +10,12 @@
 //! server on it (`echo_server --redis URL`); then, in each trial:
 //!
 //! 1. starts a node A and opens a session on it directly: A, where `initialize` landed, holds
-//!    the session (the driver checks `P:holder:{S}` in Redis says so);
+//!    the session (the driver checks that the field `node` of `mcp:{S}` in Redis says so);
 //! 2. starts a long `progress` call (`steps` 10,000, `delay_ms` 20, `progressToken` in
-//!    `_meta`) through B, which forwards it to A and follows its events from Redis, and waits
+//!    `_meta`) through B, which forwards it to A over HTTP/2 and relays A's stream, and waits
 //!    for its first progress notification on B's stream;
-//! 3. waits a further `(n × 50) mod 500` ms (trial `n`), so that the kills land at phases
-//!    spread evenly over A's lease renewals (every 0.5 s) rather than always just after one;
+//! 3. waits a further `(n × 25) mod 250` ms (trial `n`), so that the kills land at phases
+//!    spread evenly over A's lease renewals (every 250 ms) rather than always just after one;
 //!    kills A with SIGKILL and times until B's stream carries the call's response: the error
 //!    with which the node that took the session over answers the requests the dead holder
 //!    left unanswered (the progress notifications that arrive first were written before the
@@ -44,12 +45,12 @@ use serde_json::json;
 
 use crate::report::FailoverReport;
 
-/// The renewal period of a node's lease with the defaults (a third of 1.5 s), over which the
+/// The renewal period of a node's lease with the defaults (a third of 750 ms), over which the
 /// trials spread the moment of the kill.
-const RENEWAL: Duration = Duration::from_millis(500);
+const RENEWAL: Duration = Duration::from_millis(250);
 
 /// How far apart the kills of consecutive trials fall in the renewal period.
-const PHASE_STEP: Duration = Duration::from_millis(50);
+const PHASE_STEP: Duration = Duration::from_millis(25);
 
 /// The most one trial may take: it bounds a broken run, not the measurement.
 const TRIAL_LIMIT: Duration = Duration::from_secs(30);
@@ -344,11 +345,11 @@ async fn echo(addr: SocketAddr, session: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The node holding `session`, from Redis (`mcp:holder:{S}`, the default prefix).
+/// The node holding `session`, from Redis (the field `node` of `mcp:{S}`, the default prefix).
 fn holder_of(redis_url: &str, session: &str) -> anyhow::Result<String> {
     let mut connection = ::redis::Client::open(redis_url)?.get_connection()?;
     let node: Option<String> = ::redis::cmd("HGET")
-        .arg(format!("mcp:holder:{{{session}}}"))
+        .arg(format!("mcp:{{{session}}}"))
         .arg("node")
         .query(&mut connection)?;
     node.context("no holder in Redis")

@@ -51,26 +51,25 @@ impl Redis {
         Ok(redis::cmd("DBSIZE").query(&mut self.connection()?)?)
     }
 
-    /// `MEMORY USAGE` of each key of one session (found by its `P:session:{S}` key), by kind
-    /// (`session`, `holder`, `log`, `meta`): where a session's bytes go.
+    /// `MEMORY USAGE` of each key of one session (found by its record, `P:{S}:r`), by kind
+    /// (`session`, the hash; `record`, its owner and `initialize`; `stream 1`, the events of
+    /// its first stream, if any): where a session's bytes go.
     pub(crate) fn session_keys(&self, prefix: &str) -> anyhow::Result<Vec<(String, u64)>> {
         let mut connection = self.connection()?;
         let (_, found): (u64, Vec<String>) = redis::cmd("SCAN")
             .arg(0)
             .arg("MATCH")
-            .arg(format!("{prefix}:session:*"))
+            .arg(format!("{prefix}:{{*}}:r"))
             .arg("COUNT")
             .arg(1000)
             .query(&mut connection)?;
-        let key = found.first().context("no session key in Redis")?;
-        let tag = key
-            .strip_prefix(&format!("{prefix}:session:"))
-            .context("a session key")?;
+        let key = found.first().context("no session's record in Redis")?;
+        let session = key.strip_suffix(":r").context("a record's key")?;
         let mut sizes = Vec::new();
-        for kind in ["session", "holder", "log", "meta"] {
+        for (kind, suffix) in [("session", ""), ("record", ":r"), ("stream 1", ":1")] {
             let bytes: Option<u64> = redis::cmd("MEMORY")
                 .arg("USAGE")
-                .arg(format!("{prefix}:{kind}:{tag}"))
+                .arg(format!("{session}{suffix}"))
                 .arg("SAMPLES")
                 .arg(0)
                 .query(&mut connection)?;
@@ -79,6 +78,26 @@ impl Redis {
             }
         }
         Ok(sizes)
+    }
+
+    /// Looks at every key once: Redis reclaims then the expired ones it has not swept yet.
+    pub(crate) fn sweep(&self) -> anyhow::Result<u64> {
+        let mut connection = self.connection()?;
+        let mut cursor = 0u64;
+        let mut seen = 0;
+        for _ in 0..1_000_000 {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1000)
+                .query(&mut connection)?;
+            seen += keys.len() as u64;
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        Ok(seen)
     }
 
     /// Forgets every key, so that a measurement starts from an empty Redis.

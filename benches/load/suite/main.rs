@@ -25,10 +25,12 @@
 //! 4. Client throughput: our echo server, freshly started, and `mcp-client-load` for each of
 //!    `--clients` in turn (interleaved), `--client-callers` callers on one session each.
 //!
-//! 5. Several nodes (Redis): the servers `ours-redis` (one node of `echo_server --redis`) and
-//!    `ours-redis-2` (two, behind `mcp-proxy`, round robin per request) run in the throughput
-//!    section beside `ours`; then `--redis-sessions` idle sessions of one node, measured in
-//!    Redis's own figures, and `--failover-trials` trials of `mcp-failover`. The suite starts
+//! 5. Several nodes (Redis): the servers `ours-redis` (one node of `echo_server --redis`),
+//!    `ours-redis-2` (two, behind `mcp-proxy`, round robin per request) and `ours-redis-hop`
+//!    (two, every request sent to the node that does not hold its session) run in the
+//!    throughput section beside `ours`; then `--redis-sessions` idle sessions of one node,
+//!    measured in Redis's own figures just after they go idle and again past a resume window
+//!    of 1 s, and `--failover-trials` trials of `mcp-failover`. The suite starts
 //!    its own `redis-server` for them (a free loopback port, a temporary directory, stopped at
 //!    the end), pinned with the servers, and counts its CPU apart.
 //!

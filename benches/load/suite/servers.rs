@@ -58,8 +58,9 @@ enum Program {
     /// `examples/echo_server` of the workspace.
     EchoServer,
     /// `examples/echo_server --redis URL`, this many nodes on the suite's Redis; with more
-    /// than one, `mcp-proxy` in front of them, sending each request to the next node.
-    RedisNodes(u8),
+    /// than one, `mcp-proxy` in front of them, sending each request to the next node, or, with
+    /// `away`, to a node other than its session's holder.
+    RedisNodes { nodes: u8, away: bool },
     /// A binary of the `benches` package, next to the suite's own.
     Bench(&'static str),
 }
@@ -114,21 +115,54 @@ pub(crate) const SERVERS: &[ServerKind] = &[
                       Redis's CPU is counted apart",
         peer: Peer::Ours,
         family: Family::Sessions,
-        program: Program::RedisNodes(1),
+        program: Program::RedisNodes {
+            nodes: 1,
+            away: false,
+        },
         args: &[],
     },
     ServerKind {
         key: "ours-redis-2",
         label: "ours on Redis, two nodes, round robin",
         description: "two nodes of `echo_server --redis URL` behind `mcp-proxy`, which sends \
-                      each request to the next node, so every request of a session hops: half \
-                      are forwarded to the session's holder through Redis and answered from \
-                      Redis's streams; server CPU is both nodes' (pinned together), Redis's \
-                      and the proxy's (pinned beside the load generator) counted apart",
+                      each request to the next node, so half the requests of a session reach \
+                      the node that does not hold it and go on to the holder over HTTP/2; \
+                      server CPU is both nodes' (pinned together), Redis's and the proxy's \
+                      (pinned beside the load generator) counted apart",
         peer: Peer::Ours,
         family: Family::Sessions,
-        program: Program::RedisNodes(2),
+        program: Program::RedisNodes {
+            nodes: 2,
+            away: false,
+        },
         args: &[],
+    },
+    ServerKind {
+        key: "ours-redis-hop",
+        label: "ours on Redis, two nodes, every request hops",
+        description: "as `ours-redis-2`, with `mcp-proxy --away`: every request of a session \
+                      reaches the node that does not hold it (the proxy remembers which node \
+                      answered each `initialize`) and goes on to the holder over HTTP/2",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::RedisNodes {
+            nodes: 2,
+            away: true,
+        },
+        args: &[],
+    },
+    ServerKind {
+        key: "ours-redis-idle",
+        label: "ours on Redis, one node, a resume window of 1 s",
+        description: "as `ours-redis`, with `--resume-window 1`: the idle sessions' section \
+                      measures them past the window too",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::RedisNodes {
+            nodes: 1,
+            away: false,
+        },
+        args: &["--resume-window", "1"],
     },
     ServerKind {
         key: "rmcp",
@@ -214,7 +248,7 @@ pub(crate) const SERVERS: &[ServerKind] = &[
 impl ServerKind {
     /// Whether it needs the suite's Redis.
     pub(crate) fn needs_redis(&self) -> bool {
-        matches!(self.program, Program::RedisNodes(_))
+        matches!(self.program, Program::RedisNodes { .. })
     }
 }
 
@@ -291,14 +325,19 @@ impl Launcher {
             Program::Bench(name) => {
                 return self.spawn(kind.key, 0, &self.bin_dir.join(name), &args);
             }
-            Program::RedisNodes(nodes) => nodes,
+            Program::RedisNodes { nodes, away } => (nodes, away),
         };
         self.start_nodes(kind, nodes, &args)
     }
 
     /// Starts `nodes` nodes of the echo server on the suite's Redis with `args`, and, for more
     /// than one, the proxy in front of them.
-    fn start_nodes(&self, kind: &ServerKind, nodes: u8, args: &[&str]) -> anyhow::Result<Server> {
+    fn start_nodes(
+        &self,
+        kind: &ServerKind,
+        (nodes, away): (u8, bool),
+        args: &[&str],
+    ) -> anyhow::Result<Server> {
         let redis = self
             .redis
             .as_deref()
@@ -316,6 +355,9 @@ impl Launcher {
             return Ok(first);
         }
         let mut args = Vec::new();
+        if away {
+            args.push("--away");
+        }
         for node in std::iter::once(&first).chain(&started) {
             let addr = node
                 .url
