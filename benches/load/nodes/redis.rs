@@ -52,8 +52,9 @@ impl Redis {
     }
 
     /// `MEMORY USAGE` of each key of one session (found by its record, `P:{S}:r`), by kind
-    /// (`session`, the hash; `record`, its owner and `initialize`; `stream 1`, the events of
-    /// its first stream, if any): where a session's bytes go.
+    /// (`session`, the hash; `record`, its owner and `initialize`; `finished`, the finished
+    /// streams kept for the resume window, `initialize`'s answer among them; `queue`, their
+    /// order), those it has: where a session's bytes go.
     pub(crate) fn session_keys(&self, prefix: &str) -> anyhow::Result<Vec<(String, u64)>> {
         let mut connection = self.connection()?;
         let (_, found): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -66,7 +67,13 @@ impl Redis {
         let key = found.first().context("no session's record in Redis")?;
         let session = key.strip_suffix(":r").context("a record's key")?;
         let mut sizes = Vec::new();
-        for (kind, suffix) in [("session", ""), ("record", ":r"), ("stream 1", ":1")] {
+        let kinds = [
+            ("session", ""),
+            ("record", ":r"),
+            ("finished", ":f"),
+            ("queue", ":q"),
+        ];
+        for (kind, suffix) in kinds {
             let bytes: Option<u64> = redis::cmd("MEMORY")
                 .arg("USAGE")
                 .arg(format!("{session}{suffix}"))

@@ -119,11 +119,11 @@ pub(crate) fn idle(
     ];
     let node: IdleReport = launcher.load(&args)?;
     let used_after = redis.info_number("memory", "used_memory")?;
-    let keys = redis.session_keys("mcp")?;
     // Past the node's resume window (1 s), every key looked at once, so that Redis reclaims
     // the expired ones it has not swept yet.
     std::thread::sleep(std::time::Duration::from_secs(3));
     redis.sweep()?;
+    let keys = redis.session_keys("mcp")?;
     let idle = RedisIdle {
         used_after,
         used_idle: redis.info_number("memory", "used_memory")?,
@@ -377,8 +377,8 @@ fn idle_section(idle: Option<&RedisIdle>, sessions: usize) -> String {
          client to resume), and 3 s later with every key looked at once (`SCAN`, so that Redis \
          reclaims what expired), divided by the sessions; the keys (`DBSIZE`) then; Redis's \
          `connected_clients` (`INFO clients`) with the node up, the suite's own connection not \
-         counted. Where the bytes go: `MEMORY USAGE` of one session's keys (`SAMPLES 0`) right \
-         after, by key.\n\n"
+         counted. Where the bytes go: `MEMORY USAGE` of one session's keys (`SAMPLES 0`) then, \
+         by key; the rest is Redis's own bookkeeping of each key.\n\n"
     );
     let Some(idle) = idle else {
         out += "Not run.\n";
