@@ -94,30 +94,9 @@ impl RedisEventStore {
                     stream,
                     index,
                     message,
-                } if message.len() > room => match stand_in(message) {
-                    Some(stand_in) => {
-                        tracing::warn!(
-                            session_id = session,
-                            stream,
-                            index,
-                            bytes = message.len(),
-                            room,
-                            "a response too large for the event store: kept as an error saying so"
-                        );
-                        call.arg("a").arg(stream).arg(index).arg(stand_in.as_ref());
-                    }
-                    None => {
-                        tracing::warn!(
-                            session_id = session,
-                            stream,
-                            index,
-                            bytes = message.len(),
-                            room,
-                            "a message too large for the event store: not kept, a resumption from before it is purged"
-                        );
-                        call.arg("g").arg(stream).arg(index);
-                    }
-                },
+                } if message.len() > room => {
+                    too_large(&mut call, session, *stream, *index, message, room)
+                }
                 Write::Append {
                     stream,
                     index,
@@ -237,6 +216,43 @@ fn stream_of(write: &Write) -> u64 {
     match write {
         Write::Open { stream } | Write::Append { stream, .. } | Write::Finish { stream } => *stream,
         _ => 0,
+    }
+}
+
+/// A message larger than a session may keep, as a write: a response as its stand-in, anything
+/// else as a gap; logged either way.
+fn too_large(
+    call: &mut redis::ScriptInvocation<'_>,
+    session: &str,
+    stream: u64,
+    index: u64,
+    message: &[u8],
+    room: usize,
+) {
+    let bytes = message.len();
+    match stand_in(message) {
+        Some(stand_in) => {
+            tracing::warn!(
+                session_id = session,
+                stream,
+                index,
+                bytes,
+                room,
+                "a response too large for the event store: kept as an error saying so"
+            );
+            call.arg("a").arg(stream).arg(index).arg(stand_in.as_ref());
+        }
+        None => {
+            tracing::warn!(
+                session_id = session,
+                stream,
+                index,
+                bytes,
+                room,
+                "a message too large for the event store: not kept, a resumption from before it is purged"
+            );
+            call.arg("g").arg(stream).arg(index);
+        }
     }
 }
 
