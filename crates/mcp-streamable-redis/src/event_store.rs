@@ -1,5 +1,6 @@
-//! The [`EventStore`] on Redis: each stream a list of its events, its bookkeeping in the
-//! session's hash; a batch of writes one script, in one round trip.
+//! The [`EventStore`] on Redis: each open stream a list of its events, its bookkeeping in the
+//! session's hash; the finished streams a hash and a queue; a batch of writes one script, in
+//! one round trip (the layout is in `write.lua`).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
