@@ -54,17 +54,19 @@ while not done and -stop <= length do
   local entries = redis.call('LRANGE', list, start, stop)
   for k = #entries, 1, -1 do
     local entry = entries[k]
-    local _, prefix = string.find(entry, '^%d+ %d+ ')
-    local index = string.match(entry, '^%d+ (%d+) ')
+    local index, body = string.match(entry, '^%d+ (%d+) ()')
     if tonumber(index) <= after then
       done = true
       break
     end
     newest_first[#newest_first + 1] = index
-    newest_first[#newest_first + 1] = string.sub(entry, prefix + 1)
+    newest_first[#newest_first + 1] = string.sub(entry, body)
   end
   stop, chunk = start - 1, chunk * 2
 end
+-- Events after `after` were written but none is here: the list went (its window ran out by
+-- Redis's clock first), and the client must not wait for them.
+if #newest_first == 0 then return {2} end
 for k = #newest_first - 1, 1, -2 do
   out[#out + 1] = newest_first[k]
   out[#out + 1] = newest_first[k + 1]

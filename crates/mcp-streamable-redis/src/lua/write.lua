@@ -121,7 +121,8 @@ while i <= #ARGV do
       h[13], fhead, fbytes, fcount = nil, now, 0, 0
       changed.fhead = true
     end
-    if kind == 'L' then redis.call('PEXPIRE', key .. ':' .. s, window) end
+    -- As long as its bookkeeping (which the window's end, not the key's, makes go first).
+    if kind == 'L' then redis.call('PEXPIRE', key .. ':' .. s, window + math.floor(window / 8)) end
     bytes, count = bytes - r[3], count - r[4]
     fbytes, fcount = fbytes + size + overhead, fcount + tonumber(events)
     changed.bytes = changed.bytes or r[4] > 0

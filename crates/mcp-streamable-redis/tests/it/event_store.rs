@@ -291,6 +291,23 @@ async fn a_finished_stream_is_kept_for_the_resume_window_only(redis: Redis) {
 }
 on_both!(a_finished_stream_is_kept_for_the_resume_window_only);
 
+/// A finished stream whose events are gone from Redis before its bookkeeping (its list expired
+/// at the window's edge, by Redis's clock, while the reader's clock still had it inside) is
+/// purged for a replay, never an empty success that would leave its client waiting.
+async fn a_finished_stream_whose_events_are_gone_is_purged_not_empty(redis: Redis) {
+    let s = redis.node("n", options()).await.event_store();
+    write(&s, &[append(1, 1, msg(10)), append(1, 2, msg(10))]).await;
+    write(&s, &[Write::Finish { stream: 1 }]).await;
+    assert_eq!(indices(&s, 1, 0).await, [1, 2]);
+    redis.cli(&["del", "t:{a}:1"]);
+    assert!(matches!(
+        s.replay_after("a", 1, 0).await,
+        Err(ReplayError::Purged)
+    ));
+    assert!(s.replay_after("a", 1, 2).await.unwrap().is_empty());
+}
+on_both!(a_finished_stream_whose_events_are_gone_is_purged_not_empty);
+
 async fn an_opened_stream_with_nothing_appended_replays_empty_after_its_priming_id(redis: Redis) {
     let s = redis.node("n", options()).await.event_store();
     write(&s, &[Write::Open { stream: 3 }]).await;
