@@ -230,31 +230,23 @@ fn too_large(
     message: &[u8],
     room: usize,
 ) {
-    let bytes = message.len();
-    match stand_in(message) {
-        Some(stand_in) => {
-            tracing::warn!(
-                session_id = session,
-                stream,
-                index,
-                bytes,
-                room,
-                "a response too large for the event store: kept as an error saying so"
-            );
-            call.arg("a").arg(stream).arg(index).arg(stand_in.as_ref());
-        }
-        None => {
-            tracing::warn!(
-                session_id = session,
-                stream,
-                index,
-                bytes,
-                room,
-                "a message too large for the event store: not kept, a resumption from before it is purged"
-            );
-            call.arg("g").arg(stream).arg(index);
-        }
-    }
+    let kept = stand_in(message);
+    let what = match kept {
+        Some(_) => "a response: kept as an error saying so",
+        None => "not kept, a resumption from before it is purged",
+    };
+    tracing::warn!(
+        session_id = session,
+        stream,
+        index,
+        bytes = message.len(),
+        room,
+        "a message too large for the event store: {what}"
+    );
+    match kept {
+        Some(stand_in) => call.arg("a").arg(stream).arg(index).arg(stand_in.as_ref()),
+        None => call.arg("g").arg(stream).arg(index),
+    };
 }
 
 /// What is kept in place of a response too large to keep: an error for its request saying
