@@ -1,7 +1,6 @@
 //! The factory: one node's connection to Redis, its lease, and the three seams that share them.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use mcp_streamable_server::Lease;
 
@@ -104,18 +103,7 @@ impl RedisBackend {
             listener: Mutex::new(Some(listener)),
             options,
         });
-        let incarnation = lease::incarnation();
-        let sent = Instant::now();
-        let timeout = node.options.command_timeout;
-        let reading = node
-            .members(&node.conn, "register", incarnation, timeout)
-            .await?;
-        node.lease.renewed(
-            incarnation,
-            sent,
-            node.options.lease - node.options.lease / 20,
-        );
-        node.members.update(&reading, Instant::now());
+        let incarnation = lease::register(&node, &node.conn, node.options.command_timeout).await?;
         let keeper = lease::keep(Arc::clone(&node), incarnation).map_err(Error::listen)?;
         Ok(RedisBackend {
             node,

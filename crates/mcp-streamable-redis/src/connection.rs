@@ -22,15 +22,6 @@ pub(crate) enum Target {
     Cluster(ClusterClient),
 }
 
-impl std::fmt::Debug for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Target::Single(_) => "Single",
-            Target::Cluster(_) => "Cluster",
-        })
-    }
-}
-
 impl Target {
     /// A single Redis at `url`.
     pub(crate) fn single(url: &str) -> Result<Target, Error> {

@@ -70,14 +70,6 @@ impl RedisEventStore {
             .key(node.keys.record(session))
             .key(node.keys.finished(session))
             .key(node.keys.queue(session));
-        let mut streams: Vec<u64> = Vec::new();
-        for write in writes {
-            let stream = stream_of(write);
-            if !streams.contains(&stream) {
-                streams.push(stream);
-                call.key(node.keys.stream(session, stream));
-            }
-        }
         fence_args(&mut call, &options.node, fence);
         call.arg(options.key_ttl_ms())
             .arg(options.window_ms())
@@ -211,13 +203,6 @@ fn key_safe(forward: &str) -> Cow<'_, str> {
         let _ = write!(hex, "{byte:02x}");
     }
     Cow::Owned(hex)
-}
-
-fn stream_of(write: &Write) -> u64 {
-    match write {
-        Write::Open { stream } | Write::Append { stream, .. } | Write::Finish { stream } => *stream,
-        _ => 0,
-    }
 }
 
 /// A message larger than a session may keep, as a write: a response as its stand-in, anything

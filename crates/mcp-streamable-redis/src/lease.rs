@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::connection::Conn;
+use crate::error::Error;
 use crate::node::Node;
 
 /// What a renewal's acknowledgement is good for, short of a lease: the lease is measured from
@@ -19,8 +20,20 @@ fn good_for(lease: Duration) -> Duration {
 }
 
 /// A fresh incarnation: random, never 0.
-pub(crate) fn incarnation() -> u64 {
+fn incarnation() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0 | 1
+}
+
+/// Registers `node` in the membership as a fresh incarnation, on `conn`, and takes the lease
+/// that gives it; the incarnation.
+pub(crate) async fn register(node: &Node, conn: &Conn, timeout: Duration) -> Result<u64, Error> {
+    let fresh = incarnation();
+    let sent = Instant::now();
+    let reading = node.members(conn, "register", fresh, timeout).await?;
+    node.lease
+        .renewed(fresh, sent, good_for(node.options.lease));
+    node.members.update(&reading, Instant::now());
+    Ok(fresh)
 }
 
 /// Keeps the lease until dropped; then the node leaves the membership, so that its sessions go
@@ -94,14 +107,10 @@ async fn renew(node: Arc<Node>, mut incarnation: u64, stop: Arc<AtomicBool>) {
                 // Lapsed: whatever this incarnation held is anyone's to take. Back as a new one,
                 // the service claims again what nobody took meanwhile.
                 node.lease.lapse();
-                let fresh = self::incarnation();
-                let sent = Instant::now();
-                match node.members(&current, "register", fresh, timeout).await {
-                    Ok(reading) => {
+                match register(&node, &current, timeout).await {
+                    Ok(fresh) => {
                         tracing::warn!(node = %name, "the node's lease had lapsed: back as a new incarnation");
                         incarnation = fresh;
-                        node.lease.renewed(incarnation, sent, good_for(lease));
-                        node.members.update(&reading, Instant::now());
                         failing = false;
                     }
                     Err(error) => {

@@ -59,7 +59,7 @@
 //!
 //! | key | type | what |
 //! | --- | --- | --- |
-//! | `P:{S}` | hash | the holder (`node`, `inc`, `gen`), `active`, `ver`, and the streams' bookkeeping: `st` (the open streams, a line each: its last index, how far it was evicted, what its list keeps, and, for a stream begun for requests, its rank, forward and requests), `seq` (the order of events and streams), `hi` (the highest stream), `bytes`, `count`, `fbytes`, `fcount` (what the open and the finished streams keep), `fhead` (when the oldest finished stream finished), `exp`, `fexp` (when the keys' lifetimes were last renewed) |
+//! | `P:{S}` | hash | the holder (`node`, `inc`, `gen`), `active`, `ver`, and the streams' bookkeeping: `st` (the open streams, a line each: its last index, how far it was evicted, what its list keeps, its rank, forward and requests; `0 -` and none for a stream opened without requests), `seq` (the order of events and streams), `hi` (the highest stream), `bytes`, `count`, `fbytes`, `fcount` (what the open and the finished streams keep), `fhead` (when the oldest finished stream finished), `exp`, `fexp` (when the keys' lifetimes were last renewed) |
 //! | `P:{S}:r` | string | the record: the owner and the `initialize` request |
 //! | `P:{S}:N` | list | open stream N's events, oldest first, each `"<seq> <index> <message>"` (a finished stream's, when they came before its end) |
 //! | `P:{S}:f` | hash | each finished stream's bookkeeping, and its events when they came with its end (most requests' streams: their answer) |

@@ -1,4 +1,5 @@
-//! The [`SessionStore`] on Redis: the record in the session's hash.
+//! The [`SessionStore`] on Redis: the record a string of its own (`P:{S}:r`), its activity
+//! and version in the session's hash.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -17,8 +18,8 @@ use crate::scripts;
 /// The [`SessionStore`] of a [`RedisBackend`](crate::RedisBackend): every node on the same
 /// Redis and prefix knows every session.
 ///
-/// A record lives for the [session expiry](crate::Options::session_expiry) after the last
-/// [`touch`](SessionStore::touch), which also keeps the session's open streams alive.
+/// A record lives a quarter past the [session expiry](crate::Options::session_expiry) after
+/// the last [`touch`](SessionStore::touch), which also keeps the session's open streams alive.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     node: Arc<Node>,

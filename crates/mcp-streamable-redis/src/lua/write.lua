@@ -7,8 +7,8 @@
 -- they finished. Over a cap, finished streams go first, whole, the oldest finished first, then
 -- the open streams' oldest events, down to a sixteenth under the cap, so that the next writes
 -- have room.
--- KEYS: the session, its record, the finished streams, their queue, then the streams written
--- (same slot). ARGV: node, incarnation, generation ('' for no fence), key ttl (ms), resume
+-- KEYS: the session, its record, the finished streams, their queue (a stream's list is the
+-- session's key and ':N', in the same slot). ARGV: node, incarnation, generation ('' for no fence), key ttl (ms), resume
 -- window (ms), max events, max bytes, overhead per event and per finished stream, now (ms),
 -- then the writes: 'o' N (opened), 'a' N index message (appended), 'g' N index (a message not
 -- kept: a replay from before it has a gap), 'f' N (finished).
@@ -82,8 +82,11 @@ local touched, ended = {}, false
 local i = 10
 while i <= #ARGV do
   local op, s = ARGV[i], ARGV[i + 1]
-  local r = get(s)
-  if op == 'a' then
+  local r = open[s] ~= false and get(s)
+  if not r then
+    -- Written to after it finished (no sender does): nothing of it changes.
+    i = i + (op == 'a' and 4 or op == 'g' and 3 or 2)
+  elseif op == 'a' then
     local index, message = ARGV[i + 2], ARGV[i + 3]
     local cost = #message + overhead
     r[1] = later(index, r[1])
@@ -109,7 +112,7 @@ while i <= #ARGV do
   elseif op == 'f' then
     local kept = inline[s] or {n = 0, bytes = 0}
     local kind = r[4] > 0 and 'L' or 'I'
-    local size, events = r[3] + kept.bytes, tostring(r[4] + kept.n)
+    local size, events = r[3] + kept.bytes, r[4] + kept.n
     local forward = string.match(r[5], '^%d+ (%S+)') or '-'
     local v = table.concat({ARGV[9], r[1], r[2], size, events, kind, forward}, ' ')
     if kind == 'I' then v = v .. '\n' .. table.concat(kept) end
@@ -124,7 +127,7 @@ while i <= #ARGV do
     -- As long as its bookkeeping (which the window's end, not the key's, makes go first).
     if kind == 'L' then redis.call('PEXPIRE', key .. ':' .. s, window + math.floor(window / 8)) end
     bytes, count = bytes - r[3], count - r[4]
-    fbytes, fcount = fbytes + size + overhead, fcount + tonumber(events)
+    fbytes, fcount = fbytes + size + overhead, fcount + events
     changed.bytes = changed.bytes or r[4] > 0
     changed.fbytes = true
     open[s], touched[s], inline[s], ended = false, nil, nil, true
@@ -168,26 +171,31 @@ if over(0) or (fhead and fhead + window <= now) then
     end
     if fhead then break end
   end
-  -- Still over a cap: the open streams' oldest events go.
+  -- Still over a cap: the open streams' oldest events go. Each stream's oldest event (its
+  -- sequence, false for none) is read once, and again only for the stream that lost it.
+  local first = {}
+  local function oldest_of(s)
+    local r = get(s)
+    local entry = r[4] > 0 and redis.call('LINDEX', key .. ':' .. s, 0)
+    return entry and tonumber(string.match(entry, '^(%d+) ')) or false
+  end
   while shrink and over(1 / 16) do
     local oldest, at
     for _, s in ipairs(order) do
-      local r = open[s] ~= false and get(s)
-      if r and r[4] > 0 then
-        local head = redis.call('LINDEX', key .. ':' .. s, 0)
-        local q = head and tonumber(string.match(head, '^(%d+) '))
-        if q and (not oldest or q < oldest) then oldest, at = q, s end
-      end
+      if first[s] == nil then first[s] = open[s] ~= false and oldest_of(s) end
+      local q = first[s]
+      if q and (not oldest or q < oldest) then oldest, at = q, s end
     end
     if not at then break end
     local entry = redis.call('LPOP', key .. ':' .. at)
-    local _, prefix = string.find(entry, '^%d+ %d+ ')
+    local index, body = string.match(entry, '^%d+ (%d+) ()')
     local r = get(at)
-    local cost = #entry - prefix + overhead
-    r[2] = later(string.match(entry, '^%d+ (%d+) '), r[2])
+    local cost = #entry - body + 1 + overhead
+    r[2] = later(index, r[2])
     r[3], r[4] = r[3] - cost, r[4] - 1
     bytes, count = bytes - cost, count - 1
     changed.bytes = true
+    first[at] = oldest_of(at)
   end
 end
 

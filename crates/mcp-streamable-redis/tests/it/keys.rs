@@ -1,5 +1,5 @@
 //! What a session leaves in Redis: nothing once it ends, nothing past its expiry, its hash
-//! alone once idle past the resume window; and what that costs.
+//! and record alone once idle past the resume window; and what that costs.
 
 use std::time::Duration;
 
@@ -109,7 +109,7 @@ fn used_memory(redis: &Redis) -> i64 {
         .expect("used_memory in INFO memory")
 }
 
-/// An idle session past the resume window: its hash only, its finished stream gone.
+/// An idle session past the resume window: its hash and record only, its finished stream gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_session_costs_redis_at_most_1_kib() {
     let redis = Redis::single();
