@@ -27,8 +27,9 @@ fn fmt() -> Result<()> {
     cmd::run(&mut cmd::cargo(&["fmt", "--all", "--", "--check"]))
 }
 
-/// Every target with every feature, then the libraries with their default features, so that
-/// code behind a feature that a default build lacks is caught too.
+/// Every target with every feature, then the libraries with their default features, then those
+/// that have default features alone without them, so that code behind a feature that a build
+/// lacks is caught too.
 fn clippy() -> Result<()> {
     cmd::run(&mut cmd::cargo(&[
         "clippy",
@@ -46,7 +47,47 @@ fn clippy() -> Result<()> {
         "--",
         "-D",
         "warnings",
-    ]))
+    ]))?;
+    for krate in with_default_features()? {
+        cmd::run(&mut cmd::cargo(&[
+            "clippy",
+            "-p",
+            &krate,
+            "--lib",
+            "--no-default-features",
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
+    }
+    Ok(())
+}
+
+/// The crates under `crates/` whose manifests name default features: each is checked alone
+/// without them, where no other crate of the workspace lends it a dependency's feature.
+fn with_default_features() -> Result<Vec<String>> {
+    let mut crates = Vec::new();
+    for entry in std::fs::read_dir(crate::project_root().join("crates"))? {
+        let manifest = std::fs::read_to_string(entry?.path().join("Cargo.toml"))?;
+        if let Some(name) = defaults_of(&manifest) {
+            crates.push(name);
+        }
+    }
+    crates.sort();
+    Ok(crates)
+}
+
+/// The package's name, if `manifest` gives it default features.
+fn defaults_of(manifest: &str) -> Option<String> {
+    let defaults = manifest
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("default = ["))
+        .any(|rest| !rest.trim_start().starts_with(']'));
+    let name = manifest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("name = \""))?
+        .trim_end_matches('"');
+    defaults.then(|| name.to_owned())
 }
 
 /// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself. The
@@ -241,6 +282,15 @@ fn summary(passed: &[(&str, Duration)], skipped: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crate_with_default_features_is_told_from_one_without() {
+        let with = "[package]\nname = \"a\"\n[features]\ndefault = [\"serve\"]\n";
+        let without = "[package]\nname = \"b\"\n[features]\ndefault = []\n";
+        assert_eq!(defaults_of(with).as_deref(), Some("a"));
+        assert_eq!(defaults_of(without), None);
+        assert_eq!(defaults_of("[package]\nname = \"c\"\n"), None);
+    }
 
     #[test]
     fn only_our_crates_unpacked_copies_are_forgotten() {
