@@ -1,7 +1,8 @@
-//! Several nodes serving one set of sessions (N1-N9), above the session core and below the HTTP
-//! edge: where a session is ([`route`]), the forwarded requests and their signature
+//! Several nodes serving one set of sessions (N1-N10), above the session core and below the
+//! HTTP edge: where a session is ([`route`]), the forwarded requests and their signature
 //! ([`sign`]), the connections to the peers ([`peers`]), the directory of holders
-//! ([`directory`]), and the in-memory network the tests run on ([`memory`]).
+//! ([`directory`]), what a node does when its lease lapses and comes back ([`reclaim`]), and
+//! the in-memory network the tests run on ([`memory`]).
 //!
 //! The seam a shared backend fills, and the fences and lease it keeps, are the core's
 //! (`core::cluster`, `core::lease`): the core checks them on every delivery and write.
@@ -29,6 +30,8 @@ pub(crate) struct Nodes {
     pub(crate) cluster: Arc<dyn Cluster>,
     pub(crate) directory: directory::Directory,
     pub(crate) peers: peers::Peers,
+    /// Whether the node's tasks run: serving the peers, following the lease.
+    pub(crate) started: std::sync::Once,
 }
 
 impl Nodes {
@@ -37,6 +40,7 @@ impl Nodes {
             cluster,
             directory: directory::Directory::default(),
             peers: peers::Peers::default(),
+            started: std::sync::Once::new(),
         }
     }
 }

@@ -19,13 +19,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How often an idle connection to a peer is pinged, and how long the pong may take: a peer
 /// that stops answering (paused, cut off) is given up within their sum.
-const PING_EVERY: Duration = Duration::from_secs(1);
-const PING_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const PING_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PING_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// HTTP/2 windows: one forwarded answer of a few MiB (a large tool result) flows without a
 /// round trip per 64 KiB, the protocol's default.
-const STREAM_WINDOW: u32 = 1 << 20;
-const CONNECTION_WINDOW: u32 = 4 << 20;
+pub(crate) const STREAM_WINDOW: u32 = 1 << 20;
+pub(crate) const CONNECTION_WINDOW: u32 = 4 << 20;
 
 /// Why a forward got no answer.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cluster::Nodes;
-use crate::core::cluster::{Holder, Location, TakeOver};
+use crate::core::cluster::{Holder, Location, Member, TakeOver};
 use crate::core::owner::SessionOwner;
 use crate::core::takeover::Restored;
 use crate::core::{Context, Error, Session};
@@ -39,6 +39,16 @@ pub(crate) struct Target {
     /// Until when its lease is sure to be good: a holder that fails a forward is not taken for
     /// dead before then.
     pub(crate) until: Instant,
+}
+
+impl Target {
+    fn new(holder: Holder, member: &Member) -> Target {
+        Target {
+            holder,
+            address: member.address,
+            until: member.until,
+        }
+    }
 }
 
 impl Nodes {
@@ -77,7 +87,9 @@ impl Nodes {
             };
             match &location {
                 Location::Unknown => return Err(Error::SessionNotFound),
-                Location::Held(holder) if self.is_this_node(holder) => {
+                Location::Held(holder)
+                    if self.is_this_node(&holder.node, holder.fence.incarnation) =>
+                {
                     return self.restoring(ctx, id, owner).await.map(Route::Local);
                 }
                 Location::Held(holder) => {
@@ -103,11 +115,7 @@ impl Nodes {
                 TakeOver::Alive(member) => {
                     if let Location::Held(holder) = location {
                         self.directory.learn(id, holder.clone());
-                        return Ok(Route::Remote(Target {
-                            holder,
-                            address: member.address,
-                            until: member.until,
-                        }));
+                        return Ok(Route::Remote(Target::new(holder, &member)));
                     }
                 }
                 TakeOver::Wait(pause) => tokio::time::sleep(pause).await,
@@ -123,22 +131,16 @@ impl Nodes {
         self.cluster.locate(id).await.map_err(Error::shared_store)
     }
 
-    /// Whether `holder` is this node as it is now.
-    fn is_this_node(&self, holder: &Holder) -> bool {
-        holder.node == self.cluster.node()
-            && holder.fence.incarnation == self.cluster.lease().incarnation()
+    /// Whether `node` as `incarnation` is this node as it is now.
+    pub(crate) fn is_this_node(&self, node: &str, incarnation: u64) -> bool {
+        node == self.cluster.node() && incarnation == self.cluster.lease().incarnation()
     }
 
     /// `holder`, if the membership records last said its lease is good.
     fn live(&self, holder: &Holder) -> Option<Target> {
         let member = self.cluster.member(&holder.node)?;
-        (member.incarnation == holder.fence.incarnation && member.until > Instant::now()).then(
-            || Target {
-                holder: holder.clone(),
-                address: member.address,
-                until: member.until,
-            },
-        )
+        (member.incarnation == holder.fence.incarnation && member.until > Instant::now())
+            .then(|| Target::new(holder.clone(), &member))
     }
 
     /// A session this node holds by the records but not in memory: another request is

@@ -4,7 +4,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use crate::cluster::Nodes;
 use crate::core::Context;
@@ -22,8 +21,6 @@ pub(crate) struct Server {
     pub(crate) ctx: Arc<Context>,
     factory: Box<Factory>,
     pub(crate) nodes: Option<Nodes>,
-    /// Whether the tasks of a node of a cluster run: serving the peers, following the lease.
-    pub(crate) nodes_started: AtomicBool,
 }
 
 impl Server {
@@ -33,7 +30,6 @@ impl Server {
             ctx: Arc::new(ctx),
             factory,
             nodes,
-            nodes_started: AtomicBool::new(false),
         }
     }
 

@@ -11,6 +11,7 @@ use http::{Method, Request, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
+use crate::cluster::peers;
 use crate::cluster::sign::{Forward, MCP_FORWARD, MCP_FORWARD_AFTER, Refused};
 use crate::core::owner::SessionOwner;
 use crate::http::app::Server;
@@ -24,6 +25,10 @@ use crate::protocol::EventId;
 /// The streams one peer may have open on its connection: each is a request of a client of
 /// that node, and a standalone stream stays open as long as its client reads it.
 const MAX_STREAMS: u32 = 4096;
+
+/// How long to wait after a failed `accept` (out of file descriptors, most often) before the
+/// next, so that the loop does not spin while the condition lasts.
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Serves the peers' requests on the cluster's listener, once per service, until the service
 /// is gone.
@@ -44,12 +49,18 @@ pub(crate) fn listen(server: &Arc<Server>) {
     let server = Arc::downgrade(server);
     tokio::spawn(async move {
         loop {
-            let Ok((stream, peer)) = listener.accept().await else {
-                continue;
-            };
+            let accepted = listener.accept().await;
             if server.strong_count() == 0 {
                 return;
             }
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    tracing::warn!(error = %err, "accepting a peer's connection failed");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            };
             let _ = stream.set_nodelay(true);
             tokio::spawn(serve_peer(Weak::clone(&server), stream, peer));
         }
@@ -73,10 +84,10 @@ async fn serve_peer(
     let served = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
         .max_concurrent_streams(MAX_STREAMS)
-        .initial_stream_window_size(1 << 20)
-        .initial_connection_window_size(4 << 20)
-        .keep_alive_interval(Duration::from_secs(1))
-        .keep_alive_timeout(Duration::from_secs(1))
+        .initial_stream_window_size(peers::STREAM_WINDOW)
+        .initial_connection_window_size(peers::CONNECTION_WINDOW)
+        .keep_alive_interval(peers::PING_EVERY)
+        .keep_alive_timeout(peers::PING_TIMEOUT)
         .serve_connection(TokioIo::new(stream), service)
         .await;
     if let Err(err) = served {
@@ -107,8 +118,7 @@ async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> Response<Re
                 .into_response("POST");
         }
     };
-    if forward.node != cluster.node() || forward.fence.incarnation != cluster.lease().incarnation()
-    {
+    if !nodes.is_this_node(&forward.node, forward.fence.incarnation) {
         return refused("not-here");
     }
     parts.headers.remove(MCP_FORWARD);

@@ -156,16 +156,12 @@ impl StreamableHttpService {
         let server = &self.server;
         let ctx = &server.ctx;
         let config = &ctx.config;
-        if server.nodes.is_some() {
-            start_nodes(server);
-        }
+        start_nodes(server);
         // N9: only the nodes' own listener takes forwards; a client's claim to be one is
         // dropped before anything reads it.
         let mut request = request;
-        if request.headers().contains_key(MCP_FORWARD) {
-            request.headers_mut().remove(MCP_FORWARD);
-            request.headers_mut().remove(MCP_FORWARD_AFTER);
-        }
+        request.headers_mut().remove(MCP_FORWARD);
+        request.headers_mut().remove(MCP_FORWARD_AFTER);
         // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
         // is one `Option` test.
         #[cfg(feature = "auth")]
@@ -249,17 +245,13 @@ fn start_nodes(server: &Arc<Server>) {
     let Some(nodes) = &server.nodes else {
         return;
     };
-    if server
-        .nodes_started
-        .swap(true, std::sync::atomic::Ordering::AcqRel)
-    {
-        return;
-    }
-    peer::listen(server);
-    tokio::spawn(crate::cluster::reclaim::watch_lease(
-        Arc::downgrade(&server.ctx),
-        Arc::clone(&nodes.cluster),
-    ));
+    nodes.started.call_once(|| {
+        peer::listen(server);
+        tokio::spawn(crate::cluster::reclaim::watch_lease(
+            Arc::downgrade(&server.ctx),
+            Arc::clone(&nodes.cluster),
+        ));
+    });
 }
 
 type ResponseFuture =

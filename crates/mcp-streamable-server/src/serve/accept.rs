@@ -3,20 +3,16 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::core::owner::PeerAddr;
+use crate::http::peer::ACCEPT_BACKOFF;
 use crate::http::service::StreamableHttpService;
 use crate::serve::connection::serve_connection;
 use crate::serve::options::Options;
-
-/// How long to wait after a failed `accept` (out of file descriptors, most often) before the
-/// next, so that the loop does not spin while the condition lasts.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Serves `service` on `listener` with `options` until `shutdown` completes, then shuts down
 /// gracefully (see [`Options::serve`]).

@@ -118,4 +118,17 @@ async fn a_clients_forward_headers_are_dropped() {
     assert_eq!(tag, "forged");
     assert!(!parts.headers.contains_key("mcp-forward"));
     assert!(!parts.headers.contains_key("mcp-forward-after"));
+    // The resend's header alone is a client's claim too.
+    let lone = tagged(None, "lone").header("mcp-forward-after", "1_5");
+    let init = service
+        .handle(request(lone, initialize_body(0, "2025-03-26")))
+        .await;
+    assert_eq!(init.status(), 200);
+    sse_events(init, 1).await;
+    // What the forged session's messages reported first, then the lone one's.
+    let lone = (0..3)
+        .map(|_| seen.try_recv().expect("a report of each message"))
+        .find(|(_, tag, _)| tag == "lone")
+        .expect("the lone session's initialize is reported");
+    assert!(!lone.2.headers.contains_key("mcp-forward-after"));
 }
