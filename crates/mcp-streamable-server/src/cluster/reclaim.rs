@@ -83,7 +83,7 @@ async fn reclaim(ctx: &Context, cluster: &dyn Cluster) -> bool {
         };
         match cluster.reclaim(&session.id, fence).await {
             Ok(Some(fence)) => {
-                session.lock().fence = Some(fence);
+                session.set_fence(fence);
                 tracing::info!(parent: &session.span, "session claimed again after this node's lease lapsed");
             }
             Ok(None) => session.step_down(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mcp_jsonrpc::{Body, Id, Message};
 use mcp_transport::Received;
 
-use crate::core::cluster::{Fence, NotHolder};
+use crate::core::cluster::Fence;
 use crate::core::error::Error;
 use crate::core::event_store::{Begun, Write};
 use crate::core::reader::{OnEnd, Reader};
@@ -106,10 +106,7 @@ impl Accepted {
         };
         match proven {
             Ok(begun) => Ok(begun),
-            Err(err) if err.downcast_ref::<NotHolder>().is_some() => {
-                session.step_down();
-                Err(Error::NotHolder)
-            }
+            Err(err) if session.refused(&err, Some(fence)) => Err(Error::NotHolder),
             Err(err) => Err(Error::shared_store(err)),
         }
     }

@@ -6,6 +6,8 @@ use std::task::Waker;
 
 use mcp_transport::Received;
 
+use crate::core::cluster::{Fence, NotHolder};
+use crate::core::event_store::StoreError;
 use crate::core::session::{Ending, Session};
 use crate::core::state::{Delivery, State};
 
@@ -69,7 +71,7 @@ impl Session {
             self.store_caught_up(watermark).await;
         }
         match (&self.ctx.config.cluster, self.fence()) {
-            // One fenced step: a copy whose session another node holds removes nothing (N4).
+            // One fenced step: a copy whose session another node holds removes nothing (N8).
             (Some(cluster), Some(fence)) => cluster.end(&self.id, fence).await,
             _ => {
                 if let Some(store) = &self.ctx.config.session_store {
@@ -100,10 +102,23 @@ impl Session {
 
     /// Another node holds the session now (the store said [`NotHolder`], or this node's lease
     /// lapsed and another node claimed the session first): this node's copy ends, its streams
-    /// with it, and the shared records stay the holder's (N4). Clients reading here resume
+    /// with it, and the shared records stay the holder's (N8). Clients reading here resume
     /// through the holder.
     ///
     /// [`NotHolder`]: crate::NotHolder
+    /// Whether `err`, a shared store's answer to a call made under `sent`, says another node
+    /// holds the session now (N8); if so, and this copy still holds under `sent` (it was not
+    /// claimed again meanwhile, N1), it ends.
+    pub(crate) fn refused(&self, err: &StoreError, sent: Option<Fence>) -> bool {
+        if err.downcast_ref::<NotHolder>().is_none() {
+            return false;
+        }
+        if self.fence() == sent {
+            self.step_down();
+        }
+        true
+    }
+
     pub(crate) fn step_down(&self) {
         if self.close_now(Ending::Abort) {
             self.ctx.sessions.remove(self);

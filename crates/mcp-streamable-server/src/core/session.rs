@@ -14,7 +14,7 @@ use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{ErrorKind, Outgoing};
 use tokio::sync::Notify;
 
-use crate::core::cluster::{Fence, NotHolder};
+use crate::core::cluster::Fence;
 use crate::core::context::Context;
 use crate::core::event_store::{EventStore, Write};
 use crate::core::lease::Lease;
@@ -138,6 +138,12 @@ impl Session {
         self.lock().fence
     }
 
+    /// With a cluster, the session's holding is now `fence`: it started here, or was claimed
+    /// again after this node's lease lapsed.
+    pub(crate) fn set_fence(&self, fence: Fence) {
+        self.lock().fence = Some(fence);
+    }
+
     /// This node's lease, with a cluster.
     pub(crate) fn lease(&self) -> Option<&Lease> {
         self.ctx.config.cluster.as_deref().map(|c| c.lease())
@@ -164,8 +170,8 @@ impl Session {
     }
 
     /// The index of a new stream's first message: 1 when index 0 is kept for a priming event
-    /// (S14), or with a cluster, whose nodes follow a stream from the store after an index and
-    /// so from index 0 on.
+    /// (S14), or with a cluster, where a forward sent again names the last event the asking
+    /// node has (`mcp-forward-after`), index 0 before any (N3).
     pub(crate) fn first_index(&self, st: &State) -> u64 {
         u64::from(self.primes(st) || (self.has_store() && self.ctx.config.cluster.is_some()))
     }
@@ -201,7 +207,7 @@ impl Session {
             .await
         {
             Ok(()) => {}
-            Err(err) if err.downcast_ref::<NotHolder>().is_some() => self.step_down(),
+            Err(err) if self.refused(&err, fence) => {}
             Err(err) => {
                 tracing::warn!(parent: &self.span, error = %err, "session store: touch failed")
             }
@@ -289,8 +295,10 @@ impl Session {
         }
         if let Some(version) = negotiated {
             tracing::debug!(parent: &self.span, %version, "protocol version negotiated");
+            let fence = self.fence();
             if let Some(store) = &self.ctx.config.session_store
-                && let Err(err) = store.set_version(&self.id, self.fence(), version).await
+                && let Err(err) = store.set_version(&self.id, fence, version).await
+                && !self.refused(&err, fence)
             {
                 tracing::warn!(parent: &self.span, error = %err, "session store: version not recorded");
             }

@@ -63,7 +63,7 @@ impl Context {
         match (&self.config.cluster, &self.config.session_store) {
             (Some(cluster), _) => {
                 let fence = cluster.start(&record).await?;
-                session.lock().fence = Some(fence);
+                session.set_fence(fence);
                 Ok(())
             }
             (None, Some(store)) => store.create(record).await,

@@ -15,7 +15,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Waker};
 
-use crate::core::cluster::NotHolder;
 use crate::core::event_store::{EventStore, Write};
 use crate::core::session::Session;
 use crate::core::state::Batch;
@@ -96,13 +95,13 @@ impl Session {
 }
 
 /// Makes `writes` with the session's fence. A write refused because another node holds the
-/// session now ends this node's copy (N4); any other failure is logged: what was not kept
+/// session now ends this node's copy (N8); any other failure is logged: what was not kept
 /// cannot be resumed, and the client of a live stream got it all the same.
 async fn write(store: &dyn EventStore, session: &Session, writes: &[Write]) {
     let fence = session.lock().fence;
     match store.write(&session.id, fence, writes).await {
         Ok(()) => {}
-        Err(err) if err.downcast_ref::<NotHolder>().is_some() => session.step_down(),
+        Err(err) if session.refused(&err, fence) => {}
         Err(err) => {
             tracing::error!(parent: &session.span, error = %err, writes = writes.len(), "event store write failed: what it held cannot be resumed");
         }
