@@ -6,8 +6,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Response, code};
+use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 
 use crate::core::begin::Begin;
 use crate::core::cluster::Fence;
@@ -20,6 +19,7 @@ use crate::core::reader::OnEnd;
 use crate::core::session::{Ending, Lifetime, Session};
 use crate::core::session_store::SessionRecord;
 use crate::core::state::{Batch, Posted, STANDALONE, Stream, incoming_channel};
+use crate::protocol;
 
 /// A session taken over, waiting for its application: [`finish`](Restored::finish) starts it.
 pub(crate) struct Restored {
@@ -228,8 +228,7 @@ async fn answer_stream(
             continue;
         }
         index += 1;
-        let response = Response::error(Some(request.clone()), error.clone());
-        let message = Bytes::from(Message::Response(response).to_vec());
+        let message = protocol::error_response(request.clone(), error.clone());
         writes.push(Write::Append {
             stream,
             index,
@@ -245,9 +244,6 @@ async fn answered(store: &dyn EventStore, id: &str, stream: u64) -> HashSet<Id> 
     let events = store.replay_after(id, stream, 0).await.unwrap_or_default();
     events
         .iter()
-        .filter_map(|e| match mcp_jsonrpc::parse(&e.message) {
-            Ok(Body::Single(Message::Response(r))) => r.id().cloned(),
-            _ => None,
-        })
+        .filter_map(|e| protocol::answered_request(&e.message))
         .collect()
 }

@@ -48,7 +48,7 @@ pub(crate) async fn handle_get<B>(
         let session = server.ctx.find_session(&id, owner.as_ref()).await?;
         return serve(&session, after).await;
     };
-    let mut ask = Ask::new(&id, Method::GET, Arc::new(parts), Bytes::new(), owner);
+    let mut ask = Ask::new(&id, Method::GET, Arc::new(parts), owner);
     ask.last_event_id = after;
     match remote::reach(server, nodes, &mut ask, None).await? {
         Reached::Here(session) => serve(&session, after).await,
@@ -123,7 +123,7 @@ pub(crate) async fn handle_delete<B>(
         let session = server.ctx.find_session(&id, owner.as_ref()).await?;
         return Ok(delete(&session).await);
     };
-    let mut ask = Ask::new(&id, Method::DELETE, Arc::new(parts), Bytes::new(), owner);
+    let mut ask = Ask::new(&id, Method::DELETE, Arc::new(parts), owner);
     match remote::reach(server, nodes, &mut ask, None).await? {
         Reached::Here(session) => Ok(delete(&session).await),
         Reached::There(answer) => Ok(remote::proxied(answer)),

@@ -174,22 +174,24 @@ async fn serve_named(
     let owner = owner(&posted.request);
     let Some(nodes) = &server.nodes else {
         let session = server.ctx.find_session(id, owner.as_ref()).await?;
-        return serve(&session, &mut Some(posted), version, None)
+        return serve(&session, &mut Some(posted), version, None, OnEnd::Keep)
             .await
             .map_err(Tried::into_reject);
     };
     let request = Arc::clone(&posted.request);
-    let mut ask = Ask::new(id, Method::POST, request, Bytes::new(), owner);
+    let mut ask = Ask::new(id, Method::POST, request, owner);
     let mut posted = Some(posted);
     for _ in 0..TRIES {
         let body = posted.as_ref().map(|p| &p.body);
         match remote::reach(server, nodes, &mut ask, body).await? {
-            Reached::Here(session) => match serve(&session, &mut posted, version, None).await {
-                Err(Tried::Elsewhere) => {}
-                Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
-                Err(Tried::Refused(reject)) => return Err(reject),
-                Ok(response) => return Ok(response),
-            },
+            Reached::Here(session) => {
+                match serve(&session, &mut posted, version, None, OnEnd::Keep).await {
+                    Err(Tried::Elsewhere) => {}
+                    Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
+                    Err(Tried::Refused(reject)) => return Err(reject),
+                    Ok(response) => return Ok(response),
+                }
+            }
             Reached::There(answer) => {
                 let body = posted.take().map(|p| p.body);
                 return Ok(relay::post(server, ask, answer, body.as_ref()).await);
@@ -250,7 +252,7 @@ async fn start_session(
         session.span.clone(),
     );
     let posted = Posted::new(request, body, charge);
-    let mut response = serve(&session, &mut Some(posted), version, requested)
+    let mut response = serve(&session, &mut Some(posted), version, requested, OnEnd::Keep)
         .await
         .map_err(Tried::into_reject)?;
     if let Some(value) = session.id_header.clone() {
@@ -275,19 +277,9 @@ async fn serve_stateless(
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
     let posted = Posted::new(request, body, charge);
     let mut posted = Some(posted);
-    let opened = open(
-        &session,
-        &mut posted,
-        version,
-        None,
-        OnEnd::CloseSession,
-        None,
-        0,
-    );
-    let response = match opened.await {
-        Ok(opened) => respond(&session, opened, false).await,
-        Err(err) => Err(err.into()),
-    };
+    let response = serve(&session, &mut posted, version, None, OnEnd::CloseSession)
+        .await
+        .map_err(Tried::into_reject);
     if response
         .as_ref()
         .is_ok_and(|r| r.headers().get(CONTENT_TYPE) == Some(&reply::TEXT_EVENT_STREAM))
@@ -315,8 +307,9 @@ async fn serve(
     posted: &mut Option<Posted>,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
+    on_end: OnEnd,
 ) -> Result<Response<ResponseBody>, Tried> {
-    let opened = open(session, posted, version, requested, OnEnd::Keep, None, 0)
+    let opened = open(session, posted, version, requested, on_end, None, 0)
         .instrument(session.span.clone())
         .await?;
     Ok(respond(session, opened, false).await?)

@@ -27,7 +27,7 @@ use crate::http::local::{Opened, open};
 use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply;
 use crate::http::response_body::ResponseBody;
-use crate::protocol::EventId;
+use crate::protocol::{self, EventId};
 
 /// How many times a relayed stream is asked for again after it broke, at most.
 const BREAKS: usize = 8;
@@ -201,10 +201,7 @@ impl Relay {
             self.stream = Some(id.stream);
             self.after = self.after.max(id.index);
         }
-        let answered = match mcp_jsonrpc::parse(&message) {
-            Ok(Body::Single(Message::Response(r))) => r.id().cloned(),
-            _ => None,
-        };
+        let answered = protocol::answered_request(&message);
         let response = answered.is_some();
         if let Some(id) = answered {
             self.unanswered.retain(|r| *r != id);
@@ -285,13 +282,10 @@ impl Relay {
         );
         std::mem::take(&mut self.unanswered)
             .into_iter()
-            .map(|id| {
-                let response = mcp_jsonrpc::Response::error(Some(id), error.clone());
-                Item::Message {
-                    id: None,
-                    message: Bytes::from(Message::Response(response).to_vec()),
-                    response: true,
-                }
+            .map(|id| Item::Message {
+                id: None,
+                message: protocol::error_response(id, error.clone()),
+                response: true,
             })
             .collect()
     }
@@ -346,8 +340,7 @@ impl Relay {
     ) -> Response<ResponseBody> {
         let mut items = Vec::new();
         while let Some(more) = self.next().await {
-            items.extend(more);
-            if items.iter().any(|i| {
+            let other = more.iter().any(|i| {
                 matches!(
                     i,
                     Item::Message {
@@ -355,7 +348,9 @@ impl Relay {
                         ..
                     }
                 )
-            }) {
+            });
+            items.extend(more);
+            if other {
                 return self.sse(items, session);
             }
         }

@@ -64,14 +64,13 @@ impl Ask {
         session: &str,
         method: Method,
         parts: Arc<http::request::Parts>,
-        body: Bytes,
         owner: Option<SessionOwner>,
     ) -> Ask {
         Ask {
             session: session.to_owned(),
             method,
             parts,
-            body,
+            body: Bytes::new(),
             owner,
             id: uuid::Uuid::new_v4().simple().to_string(),
             last_event_id: None,

@@ -24,6 +24,23 @@ pub const SUPPORTED_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-2
 /// oldest first: the dates of [`ProtocolVersion::PER_REQUEST`].
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
 
+/// The request `message` answers, if it is a single response with an id.
+pub(crate) fn answered_request(message: &[u8]) -> Option<mcp_jsonrpc::Id> {
+    match mcp_jsonrpc::parse(message) {
+        Ok(mcp_jsonrpc::Body::Single(mcp_jsonrpc::Message::Response(r))) => r.id().cloned(),
+        _ => None,
+    }
+}
+
+/// An error response to `request`, as the bytes of its message.
+pub(crate) fn error_response(
+    request: mcp_jsonrpc::Id,
+    error: mcp_jsonrpc::ErrorObject,
+) -> bytes::Bytes {
+    let response = mcp_jsonrpc::Response::error(Some(request), error);
+    bytes::Bytes::from(mcp_jsonrpc::Message::Response(response).to_vec())
+}
+
 /// A refusal the protocol itself defines: a JSON-RPC error code, a message, maybe `data`.
 #[derive(Debug)]
 pub(crate) struct RpcError {
