@@ -96,8 +96,7 @@ impl Peers {
         Ok(sender)
     }
 
-    /// Forgets the connection to `address`, if it is still `sender`'s: the next forward opens a
-    /// new one.
+    /// Forgets the connection to `address`: the next forward opens a new one.
     pub(crate) fn forget(&self, address: SocketAddr) {
         self.connections
             .lock()

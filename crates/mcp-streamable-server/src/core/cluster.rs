@@ -176,7 +176,8 @@ pub trait Cluster: Send + Sync + 'static {
     fn member(&self, node: &str) -> Option<Member>;
 
     /// Where this node listens for its peers' forwarded requests. The service takes it once,
-    /// when it is built, and serves HTTP/2 there; later calls return `None`.
+    /// when it is built within a tokio runtime (else at its first request), and serves HTTP/2
+    /// there; later calls return `None`.
     fn listener(&self) -> Option<std::net::TcpListener>;
 
     /// The key with which the nodes sign the requests they forward to each other.

@@ -38,7 +38,7 @@ pub(crate) enum Error {
     StoreFailed,
     /// What the nodes share (the cluster or its stores) cannot be reached; says why.
     SharedStoreDown(String),
-    /// Another node holds the session now: this node's copy ended (N4), and the request goes
+    /// Another node holds the session now: this node's copy ended (N8), and the request goes
     /// to the holder.
     NotHolder,
     /// This node cannot prove its lease now (it was paused, or the shared records are out of

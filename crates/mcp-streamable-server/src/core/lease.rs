@@ -44,8 +44,9 @@ struct State {
     incarnation: AtomicU64,
     /// Nanoseconds after `epoch` until which the lease is good; 0 when it never was.
     until: AtomicU64,
-    /// Woken when the lease becomes good again, lapses, or the incarnation changes; `changes`
-    /// counts those, so that a waiter misses none.
+    /// Woken when the lease becomes good again, is lapsed by its keeper ([`Lease::lapse`]; running
+    /// out by the clock wakes nobody), or the incarnation changes; `changes` counts those, so
+    /// that a waiter misses none.
     changed: Notify,
     changes: AtomicU64,
 }
@@ -141,8 +142,8 @@ impl Lease {
         (until != 0).then(|| self.state.epoch + Duration::from_nanos(until))
     }
 
-    /// Waits until the lease becomes good again, lapses or changes incarnation, or `limit`
-    /// passes.
+    /// Waits until the lease becomes good again, is lapsed by its keeper, or changes
+    /// incarnation, or `limit` passes (running out by the clock is not a change).
     pub async fn changed_within(&self, limit: Duration) {
         let seen = self.changes();
         let _ = tokio::time::timeout(limit, self.changed_after(seen)).await;

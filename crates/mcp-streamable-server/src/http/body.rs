@@ -43,7 +43,8 @@ pub(crate) fn frame(out: &mut BytesMut, id: Option<EventId>, message: &[u8]) {
 }
 
 /// Stored events of `stream` as SSE frames of about [`MAX_FRAME`] bytes at most: what a
-/// resumption replays, or a node following another's stream writes.
+/// resumption replays, and what the holder gives of a forward sent again after the last event
+/// the asking node has.
 pub(crate) fn replayed(stream: u64, events: &[StoredEvent]) -> Vec<Bytes> {
     let mut out = BytesMut::new();
     let mut frames = Vec::new();

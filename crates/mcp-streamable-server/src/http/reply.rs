@@ -67,7 +67,8 @@ pub(crate) fn sse(body: SseBody) -> Response<ResponseBody> {
     sse_response(ResponseBody::sse(body), session_id)
 }
 
-/// An SSE response whose frames another task writes: a stream followed from the store.
+/// An SSE response whose frames another task writes: a stream relayed from the node that
+/// holds its session.
 pub(crate) fn relayed(
     frames: tokio::sync::mpsc::Receiver<Bytes>,
     session_id: Option<HeaderValue>,
