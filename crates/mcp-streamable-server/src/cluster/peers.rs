@@ -27,23 +27,14 @@ pub(crate) const PING_TIMEOUT: Duration = Duration::from_secs(1);
 pub(crate) const STREAM_WINDOW: u32 = 1 << 20;
 pub(crate) const CONNECTION_WINDOW: u32 = 4 << 20;
 
-/// Why a forward got no answer.
+/// Why a forward got no answer: whether or not the holder took it, the forward is asked again
+/// under its id, which the holder's store begins once (N9).
 #[derive(Debug)]
-pub(crate) enum Failed {
-    /// The holder never took the request: it could not be reached, or HTTP/2 says it did not
-    /// process it (refused, or above the last stream of its `GOAWAY`).
-    NotSent(String),
-    /// The request may or may not have reached the holder: the connection broke, or no answer
-    /// came in time.
-    Unknown(String),
-}
+pub(crate) struct Failed(pub(crate) String);
 
 impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failed::NotSent(why) => write!(f, "not sent: {why}"),
-            Failed::Unknown(why) => write!(f, "no answer: {why}"),
-        }
+        f.write_str(&self.0)
     }
 }
 
@@ -68,11 +59,15 @@ impl Peers {
         let sent = sender.try_send_request(request);
         match tokio::time::timeout(within, sent).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(mut err)) => match err.take_message() {
-                Some(_) => Err(Failed::NotSent(err.into_error().to_string())),
-                None => Err(classify(err.into_error())),
-            },
-            Err(_) => Err(Failed::Unknown(format!(
+            Ok(Err(mut err)) => {
+                let sent = if err.take_message().is_some() {
+                    "not sent"
+                } else {
+                    "no answer"
+                };
+                Err(Failed(format!("{sent}: {}", err.into_error())))
+            }
+            Err(_) => Err(Failed(format!(
                 "no answer from {address} within {within:?}"
             ))),
         }
@@ -106,7 +101,7 @@ impl Peers {
 }
 
 async fn connect(address: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Failed> {
-    let not_sent = |why: String| Failed::NotSent(format!("connecting to {address}: {why}"));
+    let not_sent = |why: String| Failed(format!("not sent: connecting to {address}: {why}"));
     let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(address))
         .await
         .map_err(|_| not_sent(format!("no answer in {CONNECT_TIMEOUT:?}")))?
@@ -128,21 +123,4 @@ async fn connect(address: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Failed
         }
     });
     Ok(sender)
-}
-
-/// Whether HTTP/2 says the peer did not process the request: it refused the stream, or its
-/// `GOAWAY` named a last stream below it (h2 fails those with the `GOAWAY`'s error, and lets
-/// the streams it processed run on).
-fn classify(error: hyper::Error) -> Failed {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
-    while let Some(err) = source {
-        if let Some(h2) = err.downcast_ref::<h2::Error>() {
-            let refused = h2.reason() == Some(h2::Reason::REFUSED_STREAM);
-            if refused || (h2.is_go_away() && h2.is_remote()) {
-                return Failed::NotSent(error.to_string());
-            }
-        }
-        source = err.source();
-    }
-    Failed::Unknown(error.to_string())
 }

@@ -201,7 +201,7 @@ async fn send(nodes: &Nodes, target: &Target, ask: &Ask) -> Result<Response<Inco
         .method(ask.method.clone())
         .uri(uri)
         .body(Full::new(ask.body.clone()))
-        .map_err(|e| Failed::NotSent(e.to_string()))?;
+        .map_err(|e| Failed(format!("not sent: {e}")))?;
     *request.headers_mut() = headers;
     nodes
         .peers
