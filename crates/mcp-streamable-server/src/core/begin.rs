@@ -16,10 +16,6 @@ use crate::core::state::{Batch, Delivery, Incoming, Posted, State, Stream};
 use crate::protocol::ProtocolVersion;
 
 /// What [`Session::begin`] made of a POST.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "made once per POST and taken apart at once: a box would cost an allocation per POST"
-)]
 pub(crate) enum Begin {
     /// The messages are accepted, to be delivered.
     Accepted(Accepted),
@@ -34,16 +30,14 @@ pub(crate) struct Accepted {
     incoming: Incoming,
     /// What must be written before the messages are delivered.
     opening: Opening,
-    /// The stream registered for the body's requests, and their ids: forgotten again if the
-    /// POST goes before its messages are delivered.
-    registered: Option<(u64, Vec<Id>)>,
+    /// The stream registered for the body's requests until their delivery starts: forgotten
+    /// again if the POST goes before.
+    registered: Option<u64>,
     /// The reader of the stream registered for the body's requests; `None` for a body without
     /// requests.
     pub(crate) reader: Option<Reader>,
     /// Whether the stream opens with a priming event (S14).
     pub(crate) prime: bool,
-    /// Whether delivery started: from then on the messages are the application's.
-    delivering: bool,
 }
 
 /// What a POST writes before its messages are delivered.
@@ -53,9 +47,12 @@ enum Opening {
     /// its priming id resumes on any node.
     Write(Batch),
     /// With a cluster: the proof that this node holds the session (N8), which for a stream of
-    /// requests records them in the store, and for messages without requests touches the
-    /// session, both fenced.
-    Prove(Fence),
+    /// requests records them (their ids) in the store, and for messages without requests
+    /// touches the session, both fenced.
+    Prove {
+        fence: Fence,
+        requests: Vec<Id>,
+    },
 }
 
 impl Accepted {
@@ -74,26 +71,31 @@ impl Accepted {
                 Arc::clone(&self.session).write_store(batch).await;
                 Ok(Begun::New)
             }
-            Opening::Prove(fence) => {
-                let proven = self.proof(fence, forward).await;
+            Opening::Prove { fence, requests } => {
+                let proven = self.proof(fence, &requests, forward).await;
                 if proven.is_err() {
                     // Tried again, it proves again.
-                    self.opening = Opening::Prove(fence);
+                    self.opening = Opening::Prove { fence, requests };
                 }
                 proven
             }
         }
     }
 
-    async fn proof(&self, fence: Fence, forward: Option<&str>) -> Result<Begun, Error> {
+    async fn proof(
+        &self,
+        fence: Fence,
+        requests: &[Id],
+        forward: Option<&str>,
+    ) -> Result<Begun, Error> {
         let session = &self.session;
         if !session.is_held(&session.lock()) {
             return Err(Error::Fenced);
         }
-        let proven = match (&self.registered, &session.store) {
-            (Some((stream, requests)), Some(store)) => {
+        let proven = match (self.registered, &session.store) {
+            (Some(stream), Some(store)) => {
                 store
-                    .begin(&session.id, fence, *stream, requests, forward)
+                    .begin(&session.id, fence, stream, requests, forward)
                     .await
             }
             _ => match &session.ctx.config.session_store {
@@ -121,7 +123,7 @@ impl Accepted {
             // Only a forward begins again, and it proved with its id first.
             return Err(Error::SessionNotFound);
         }
-        self.delivering = true;
+        self.registered = None;
         let Posted {
             request,
             body,
@@ -157,11 +159,9 @@ impl Drop for Accepted {
                 Err(_) => self.session.lock().store_queue.abandon(),
             }
         }
-        if !self.delivering
-            && let Some((stream, requests)) = self.registered.take()
-        {
+        if let Some(stream) = self.registered.take() {
             self.reader = None;
-            self.session.lock().abandon(stream, &requests);
+            self.session.lock().abandon(stream);
         }
     }
 }
@@ -206,17 +206,20 @@ impl Session {
             return Err(Error::BatchNotAllowed(version));
         }
         let count = check_ids(body, st)?;
-        let clustered = self.ctx.config.cluster.is_some();
-        let proof = st.fence.filter(|_| clustered).map(Opening::Prove);
+        // A fence is the session's with a cluster only.
+        let fence = st.fence;
         if count == 0 {
+            let opening = fence.map_or(Opening::Nothing, |fence| Opening::Prove {
+                fence,
+                requests: Vec::new(),
+            });
             return Ok(Begin::Accepted(Accepted {
                 session: Arc::clone(self),
                 incoming,
-                opening: proof.unwrap_or(Opening::Nothing),
+                opening,
                 registered: None,
                 reader: None,
                 prime: false,
-                delivering: false,
             }));
         }
         let initialize = body
@@ -245,20 +248,18 @@ impl Session {
         s.id_given = prime;
         s.forward = forward.map(Box::from);
         st.streams.insert(stream, s);
-        let requests: Vec<Id> = body
-            .messages()
-            .iter()
-            .filter_map(Message::request_id)
-            .cloned()
-            .collect();
-        for id in &requests {
+        let requests = || body.messages().iter().filter_map(Message::request_id);
+        for id in requests() {
             st.inflight.insert(id.clone(), stream);
         }
         // The store learns of the stream, so that its priming id resumes it on any node; with a
         // cluster, of its requests too (the proof), for a node that takes the session over to
         // answer.
-        let opening = match proof {
-            Some(proof) => proof,
+        let opening = match fence {
+            Some(fence) => Opening::Prove {
+                fence,
+                requests: requests().cloned().collect(),
+            },
             None => prime
                 .then(|| st.store_queue.submit(Batch::one(Write::Open { stream })))
                 .flatten()
@@ -268,7 +269,7 @@ impl Session {
             session: Arc::clone(self),
             incoming,
             opening,
-            registered: Some((stream, requests)),
+            registered: Some(stream),
             reader: Some(Reader::new(
                 Arc::clone(self),
                 stream,
@@ -276,7 +277,6 @@ impl Session {
                 on_end,
             )),
             prime,
-            delivering: false,
         }))
     }
 }

@@ -370,22 +370,18 @@ impl State {
             .map(|(stream, _)| *stream)
     }
 
-    /// Forgets a stream registered for `requests` that never got them delivered.
-    pub(crate) fn abandon(&mut self, stream: u64, requests: &[Id]) {
-        for id in requests {
-            if self.inflight.get(id) == Some(&stream) {
-                self.inflight.remove(id);
-            }
-        }
-        if let Some(mut s) = self.streams.remove(&stream) {
-            s.outbox.clear(&mut self.buffered);
-        }
+    /// Forgets a stream registered for requests that never got them delivered.
+    pub(crate) fn abandon(&mut self, stream: u64) {
         if self
             .init_request
             .as_ref()
-            .is_some_and(|id| requests.contains(id))
+            .is_some_and(|id| self.inflight.get(id) == Some(&stream))
         {
             self.init_request = None;
+        }
+        self.inflight.retain(|_, s| *s != stream);
+        if let Some(mut s) = self.streams.remove(&stream) {
+            s.outbox.clear(&mut self.buffered);
         }
     }
 
