@@ -71,9 +71,6 @@ impl Restored {
         }
         ctx.sessions.start_reaper(&ctx);
         tracing::info!(parent: &session.span, generation, "session taken over from a holder that died");
-        if let Some(store) = &session.store {
-            answer_unfinished(&**store, &session.id, fence).await;
-        }
         if !session.is_owned_by(owner.as_ref().map(SessionOwner::as_str)) {
             return Err(Error::SessionNotFound);
         }
@@ -122,6 +119,11 @@ impl Context {
         let connection = ServerConnection::new(rx, Arc::clone(&session));
         if let Some(batch) = opening {
             Arc::clone(&session).write_store(batch).await;
+        }
+        // Before anything else can write (nothing finds the session yet, its application has
+        // not started), so that the session's writes stay one at a time.
+        if let Some(store) = &session.store {
+            answer_unfinished(&**store, &session.id, fence).await;
         }
         Ok(Restored {
             session,
