@@ -112,7 +112,8 @@
 //! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
 //! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
 //! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
-//! each limit does and why its default is what it is.
+//! each limit does and why its default is what it is. With feature `tls`,
+//! `serve::Options::tls` terminates TLS on every connection (S25).
 //!
 //! # How it is built
 //!

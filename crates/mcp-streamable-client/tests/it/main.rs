@@ -11,6 +11,8 @@ mod recovery;
 mod sending;
 mod session;
 mod streams;
+#[cfg(feature = "rustls")]
+mod tls;
 mod wire;
 
 use std::future::Future;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -17,10 +18,16 @@ use crate::serve::options::Options;
 use crate::serve::sniff::{Prefixed, Version, sniff};
 use crate::serve::watch::{Watch, remaining};
 
-type Io = TokioIo<Prefixed<TcpStream>>;
+/// What a connection's bytes travel over: TCP, or TLS over TCP.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
+
+type Io<S> = TokioIo<Prefixed<S>>;
 
 /// Serves one connection until it ends, is closed, or shutdown (`stop` turning `true`) has
-/// let it finish what it had in flight.
+/// let it finish what it had in flight. With TLS, the handshake comes first, within the
+/// header read timeout as the first bytes of a plain connection are.
 pub(crate) async fn serve_connection(
     tcp: TcpStream,
     peer: PeerAddr,
@@ -32,7 +39,29 @@ pub(crate) async fn serve_connection(
         tracing::debug!(error = %err, "could not set TCP_NODELAY");
     }
     let deadline = Instant::now() + options.header_read_timeout;
-    let Some((version, io)) = sniff(tcp, deadline).await else {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &options.tls {
+        let handshake = tokio::time::timeout_at(deadline, tls.acceptor().accept(tcp)).await;
+        match handshake {
+            Ok(Ok(tls)) => serve_stream(tls, deadline, peer, service, options, stop).await,
+            Ok(Err(err)) => tracing::debug!(error = %err, "TLS handshake failed"),
+            Err(_) => tracing::debug!("a TLS handshake did not finish in time"),
+        }
+        return;
+    }
+    serve_stream(tcp, deadline, peer, service, options, stop).await;
+}
+
+/// Serves the HTTP version a connection opens with, over `stream`.
+async fn serve_stream<S: Stream>(
+    stream: S,
+    deadline: Instant,
+    peer: PeerAddr,
+    service: StreamableHttpService,
+    options: Arc<Options>,
+    stop: watch::Receiver<bool>,
+) {
+    let Some((version, io)) = sniff(stream, deadline).await else {
         tracing::debug!("a connection sent no request in time, or closed");
         return;
     };
@@ -50,7 +79,7 @@ pub(crate) async fn serve_connection(
     }
 }
 
-fn h1(options: &Options, io: Io, guard: Guard) -> http1::Connection<Io, Guard> {
+fn h1<S: Stream>(options: &Options, io: Io<S>, guard: Guard) -> http1::Connection<Io<S>, Guard> {
     http1::Builder::new()
         // Without a timer, hyper's header read timeout does nothing.
         .timer(TokioTimer::new())
@@ -59,7 +88,11 @@ fn h1(options: &Options, io: Io, guard: Guard) -> http1::Connection<Io, Guard> {
         .serve_connection(io, guard)
 }
 
-fn h2(options: &Options, io: Io, guard: Guard) -> http2::Connection<Io, Guard, TokioExecutor> {
+fn h2<S: Stream>(
+    options: &Options,
+    io: Io<S>,
+    guard: Guard,
+) -> http2::Connection<Io<S>, Guard, TokioExecutor> {
     http2::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
         .max_concurrent_streams(options.h2_max_concurrent_streams)
@@ -75,13 +108,13 @@ trait Graceful: Future<Output = hyper::Result<()>> {
     fn graceful(self: std::pin::Pin<&mut Self>);
 }
 
-impl Graceful for http1::Connection<Io, Guard> {
+impl<S: Stream> Graceful for http1::Connection<Io<S>, Guard> {
     fn graceful(self: std::pin::Pin<&mut Self>) {
         self.graceful_shutdown();
     }
 }
 
-impl Graceful for http2::Connection<Io, Guard, TokioExecutor> {
+impl<S: Stream> Graceful for http2::Connection<Io<S>, Guard, TokioExecutor> {
     fn graceful(self: std::pin::Pin<&mut Self>) {
         self.graceful_shutdown();
     }

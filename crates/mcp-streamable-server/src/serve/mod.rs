@@ -60,6 +60,8 @@ mod options;
 mod signal;
 mod sniff;
 mod timed_body;
+#[cfg(feature = "tls")]
+mod tls;
 mod watch;
 
 use std::future::Future;
@@ -75,6 +77,8 @@ pub use crate::serve::options::{
     DEFAULT_MAX_RESET_RATE, DEFAULT_SHUTDOWN_GRACE, Options,
 };
 pub use crate::serve::signal::shutdown_signal;
+#[cfg(feature = "tls")]
+pub use crate::serve::tls::Tls;
 
 /// Serves `service` on `listener` with the default [`Options`] (every path) until `shutdown`
 /// completes, then shuts down gracefully; returns when everything is closed.

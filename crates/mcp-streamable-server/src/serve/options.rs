@@ -89,6 +89,8 @@ pub struct Options {
     pub(crate) h2_max_local_error_reset_streams: usize,
     pub(crate) h2_keep_alive: Duration,
     pub(crate) shutdown_grace: Duration,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<super::tls::Tls>,
 }
 
 impl Default for Options {
@@ -105,6 +107,8 @@ impl Default for Options {
             h2_max_local_error_reset_streams: DEFAULT_H2_MAX_LOCAL_ERROR_RESET_STREAMS,
             h2_keep_alive: DEFAULT_H2_KEEP_ALIVE,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -187,6 +191,15 @@ impl Options {
     /// end ([`DEFAULT_SHUTDOWN_GRACE`]).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Terminates TLS on every connection (feature `tls`; plain TCP by default): the
+    /// handshake runs within the header read timeout, then the connection speaks the HTTP
+    /// version ALPN chose (see [`Tls`](super::Tls)).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::tls::Tls) -> Self {
+        self.tls = Some(tls);
         self
     }
 }

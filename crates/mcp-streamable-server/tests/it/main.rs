@@ -26,6 +26,8 @@ mod serve;
 mod serve_h2;
 #[cfg(feature = "serve")]
 mod serve_shutdown;
+#[cfg(feature = "tls")]
+mod serve_tls;
 mod session_caps;
 mod session_store;
 mod shutdown;
