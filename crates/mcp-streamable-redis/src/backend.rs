@@ -13,6 +13,7 @@ use crate::lease::{self, Keeper};
 use crate::members::Members;
 use crate::node::Node;
 use crate::options::Options;
+use crate::rate_store::RedisRateStore;
 use crate::scripts;
 use crate::session_store::RedisSessionStore;
 
@@ -129,6 +130,13 @@ impl RedisBackend {
     /// The [`SessionStore`](mcp_streamable_server::SessionStore) on this backend.
     pub fn session_store(&self) -> RedisSessionStore {
         RedisSessionStore::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
+    }
+
+    /// The [`RateStore`](mcp_streamable_server::RateStore) on this backend: give it to
+    /// [`RateLimit::store`](mcp_streamable_server::RateLimit::store), and a client's quotas
+    /// hold across all the nodes.
+    pub fn rate_store(&self) -> RedisRateStore {
+        RedisRateStore::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 
     /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend, with its own event

@@ -51,6 +51,19 @@ impl Keys {
         format!("{}:{{{session}}}:{stream}", self.prefix)
     }
 
+    /// A client's rate-limit bucket (`name`: `*` or a method): a string, its theoretical
+    /// arrival time. The client is the hash tag, so that its buckets sit in one slot; a client
+    /// with braces in it (or starting with `#`) goes in hexadecimal after a `#`, so that it
+    /// cannot end the tag early nor be taken for another.
+    pub(crate) fn rate(&self, client: &str, name: &str) -> String {
+        if client.contains(['{', '}']) || client.starts_with('#') {
+            let hex: String = client.bytes().map(|b| format!("{b:02x}")).collect();
+            format!("{}:rl:{{#{hex}}}:{name}", self.prefix)
+        } else {
+            format!("{}:rl:{{{client}}}:{name}", self.prefix)
+        }
+    }
+
     /// The nodes: a hash of each one's incarnation, address and lease.
     pub(crate) fn members(&self) -> String {
         format!("{}:{{m}}:members", self.prefix)
@@ -80,6 +93,11 @@ mod tests {
         assert_eq!(keys.finished("s1"), "p:{s1}:f");
         assert_eq!(keys.queue("s1"), "p:{s1}:q");
         assert_eq!(keys.forward("s1", "x"), "p:{s1}:w:x");
+        assert_eq!(keys.rate("ip 10.0.0.1", "*"), "p:rl:{ip 10.0.0.1}:*");
+        assert_eq!(
+            keys.rate("owner a}b", "tools/call"),
+            "p:rl:{#6f776e657220617d62}:tools/call"
+        );
         for key in [keys.members(), keys.up(), keys.secret()] {
             assert!(key.starts_with("p:{m}:"), "{key}");
         }

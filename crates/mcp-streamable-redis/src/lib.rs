@@ -68,6 +68,7 @@
 //! | `P:{m}:members` | hash | each node's incarnation, address, and lease expiry by Redis's clock |
 //! | `P:{m}:up` | string | since when renewals have come without a break of a lease |
 //! | `P:{m}:secret` | string | the key forwards are signed with, unless the nodes were given one |
+//! | `P:rl:{CLIENT}:NAME` | string | a client's rate-limit bucket (`*`, or a method): its next request's theoretical arrival time by Redis's clock, kept until refilled ([`RedisRateStore`]) |
 //!
 //! A session's hash and record live a quarter past the [session
 //! expiry](Options::session_expiry) after its last request, an open stream's list as long, a
@@ -106,7 +107,7 @@
 //!
 //! 1. `backend`: the factory, which makes a node and hands out its seams; nothing imports it.
 //! 2. `cluster`: the `Cluster` seam, which carries the two stores.
-//! 3. `event_store`, `session_store`: the store seams.
+//! 3. `event_store`, `session_store`, `rate_store`: the store seams.
 //! 4. `lease`: the keeper of the node's lease, on a thread of its own.
 //! 5. `node`, `members`: what the seams share (the node core), and the membership as last read.
 //! 6. `connection`, `keys`, `scripts`, `options`, `error`: the connections to Redis, the names
@@ -129,6 +130,7 @@ mod lease;
 mod members;
 mod node;
 mod options;
+mod rate_store;
 mod scripts;
 mod session_store;
 
@@ -145,4 +147,5 @@ pub use crate::options::{
     DEFAULT_MAX_EVENTS_PER_SESSION, DEFAULT_PEER_ADDR, DEFAULT_PREFIX, DEFAULT_RESUME_WINDOW,
     DEFAULT_SESSION_EXPIRY, Options,
 };
+pub use crate::rate_store::RedisRateStore;
 pub use crate::session_store::RedisSessionStore;

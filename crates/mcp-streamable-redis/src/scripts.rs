@@ -87,3 +87,8 @@ script!(
     SECRET,
     "secret.lua"
 );
+script!(
+    /// Charges a request to a client's rate-limit buckets, all or none.
+    RATE,
+    "rate.lua"
+);

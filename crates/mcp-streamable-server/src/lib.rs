@@ -189,6 +189,10 @@ pub use crate::core::event_store::{
 };
 pub use crate::core::lease::Lease;
 pub use crate::core::owner::{PeerAddr, SessionOwner};
+pub use crate::core::rate_limit::{
+    Bucket, DEFAULT_MAX_RATE_BUCKETS, InMemoryRateStore, Quota, RateError, RateFuture, RateLimit,
+    RateStore,
+};
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use crate::core::session_store::check_session_store;

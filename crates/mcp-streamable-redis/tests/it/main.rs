@@ -5,5 +5,6 @@ mod cluster;
 mod event_store;
 mod keys;
 mod outage;
+mod rate_store;
 mod session_store;
 mod support;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::core::cluster::Cluster;
 use crate::core::event_store::EventStore;
+use crate::core::rate_limit::RateLimit;
 use crate::core::session_store::SessionStore;
 
 /// The largest POST body read by default: 4 MiB (S3).
@@ -144,6 +145,7 @@ pub struct Config {
     pub(crate) retry: Duration,
     pub(crate) allowed_hosts: AllowList,
     pub(crate) allowed_origins: AllowList,
+    pub(crate) rate_limit: Option<RateLimit>,
     #[cfg(feature = "auth")]
     pub(crate) authorization: Option<mcp_streamable_auth::Guard>,
 }
@@ -170,6 +172,7 @@ impl Default for Config {
             retry: DEFAULT_RETRY,
             allowed_hosts: AllowList::Loopback,
             allowed_origins: AllowList::Loopback,
+            rate_limit: None,
             #[cfg(feature = "auth")]
             authorization: None,
         }
@@ -198,6 +201,7 @@ impl fmt::Debug for Config {
             .field("max_total_buffered_bytes", &self.max_total_buffered_bytes)
             .field("max_total_incoming_bytes", &self.max_total_incoming_bytes)
             .field("incoming_capacity", &self.incoming_capacity)
+            .field("rate_limit", &self.rate_limit)
             .field("retry", &self.retry)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins);
@@ -432,6 +436,14 @@ impl Config {
     #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn authorization(mut self, guard: mcp_streamable_auth::Guard) -> Self {
         self.authorization = Some(guard);
+        self
+    }
+
+    /// Limits how fast each client may send requests (S26): POSTs over a quota are answered 429
+    /// with `Retry-After`, charged to nothing and delivered to no application. Off by default.
+    /// See [`RateLimit`] for what counts, and who a client is.
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
         self
     }
 

@@ -15,6 +15,7 @@
 //! - [`cluster`], [`fence`], [`lease`], [`takeover`]: several nodes, as the core sees them:
 //!   the seam a shared backend fills, the token every write of a session carries, the node's
 //!   lease that every delivery checks, and a session taken over from a holder that died;
+//! - [`rate_limit`]: what a client's requests cost and the buckets that keep count;
 //! - [`connection`]: the application's side.
 
 pub(crate) mod attach;
@@ -31,6 +32,7 @@ pub(crate) mod lease;
 pub(crate) mod lifecycle;
 pub(crate) mod owner;
 pub(crate) mod queue;
+pub(crate) mod rate_limit;
 pub(crate) mod reader;
 pub(crate) mod session;
 pub(crate) mod session_store;

@@ -31,6 +31,8 @@ pub(crate) enum Kind {
     MethodNotFound,
     /// S18, S23: no room for a session, or shutting down.
     Unavailable,
+    /// S26: over a rate limit; try again after this long.
+    TooManyRequests(std::time::Duration),
     /// Everything else the client must fix: malformed bodies, bad or missing headers...
     BadRequest,
     /// Our own fault.
@@ -77,6 +79,17 @@ impl Reject {
         Reject::with_code(kind, code, message)
     }
 
+    /// S26: over a rate limit, for `wait` more.
+    pub(crate) fn too_many_requests(wait: std::time::Duration) -> Self {
+        let secs = retry_after_secs(wait);
+        Reject::new(
+            Kind::TooManyRequests(wait),
+            format!(
+                "rate limit: this client sends faster than the server allows; retry after {secs} s"
+            ),
+        )
+    }
+
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
         Reject::new(Kind::BadRequest, message)
     }
@@ -120,6 +133,7 @@ impl Reject {
             Kind::Forbidden => StatusCode::FORBIDDEN,
             Kind::SessionNotFound | Kind::MethodNotFound => StatusCode::NOT_FOUND,
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Kind::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Kind::BadRequest => StatusCode::BAD_REQUEST,
             Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -201,10 +215,19 @@ impl Reject {
             Kind::Unavailable => {
                 headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
             }
+            Kind::TooManyRequests(wait) => {
+                headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs(wait)));
+            }
             _ => {}
         }
         response
     }
+}
+
+/// `Retry-After` counts whole seconds: a wait rounds up, and is at least one.
+pub(crate) fn retry_after_secs(wait: std::time::Duration) -> u64 {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    secs.max(1)
 }
 
 impl From<Error> for Reject {

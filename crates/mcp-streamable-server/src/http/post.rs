@@ -16,7 +16,7 @@ use crate::core::config::{Eras, Mode};
 use crate::core::reader::OnEnd;
 use crate::core::session::{Ending, Lifetime};
 use crate::core::state::Posted;
-use crate::core::{Error, Session};
+use crate::core::{Context, Error, Session};
 use crate::http::app::Server;
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
@@ -92,6 +92,11 @@ pub(crate) async fn accept_body(
         Body::Single(Message::Request(r)) => Some(r.id.clone()),
         _ => None,
     };
+    if forward.is_none() {
+        check_rate(ctx, &parts, &body)
+            .await
+            .map_err(|r| r.with_id(request_id.as_ref()))?;
+    }
     let eras = ctx.config.eras;
     let served = match params::classify(eras != Eras::LegacyOnly, header_version, &body) {
         // N7: served by the node it reaches; never forwarded.
@@ -114,6 +119,24 @@ pub(crate) async fn accept_body(
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
+}
+
+/// S26: a client over its rate limit is refused before anything of its POST is delivered.
+/// Charged where the client's POST arrives: a forwarded one was charged there.
+async fn check_rate(
+    ctx: &Context,
+    parts: &http::request::Parts,
+    body: &Body,
+) -> Result<(), Reject> {
+    let Some(limit) = &ctx.config.rate_limit else {
+        return Ok(());
+    };
+    let client = checks::client(parts, owner(parts).as_ref());
+    let client = client.as_deref().unwrap_or("unidentified");
+    match limit.charge(client, body.messages()).await {
+        Some(wait) => Err(Reject::too_many_requests(wait)),
+        None => Ok(()),
+    }
 }
 
 /// S9: a batch carries at most `max` messages; a larger one is refused before anything of it

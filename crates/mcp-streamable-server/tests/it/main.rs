@@ -16,6 +16,7 @@ mod memory;
 mod modern;
 mod modern_app;
 mod over_tcp;
+mod rate_limit;
 mod request_parts;
 mod resume;
 mod routing;
