@@ -163,3 +163,33 @@ async fn s26_owners_behind_one_address_have_quotas_of_their_own() {
         StatusCode::OK
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn s26_per_request_posts_are_limited_alike_and_a_refused_one_reaches_no_application() {
+    use crate::modern_app::{call_request, logged};
+
+    let limits = RateLimit::new().method("tools/call", Quota::per_minute(2));
+    let (service, mut log) = logged(Config::default().rate_limit(limits));
+    let from_a = |mut request: http::Request<_>| {
+        request.extensions_mut().insert(from("192.0.2.1"));
+        request
+    };
+    for id in 1..=2 {
+        let response = service
+            .handle(from_a(call_request(id, "echo", json!({}))))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        body_bytes(response).await;
+    }
+    let response = service
+        .handle(from_a(call_request(3, "echo", json!({}))))
+        .await;
+    assert_eq!(response.headers()["retry-after"], "30");
+    let (_, id, _) = refusal(response, StatusCode::TOO_MANY_REQUESTS).await;
+    assert_eq!(id, Some(Id::from(3)));
+    let mut calls = 0;
+    while let Ok(line) = log.try_recv() {
+        calls += usize::from(line == "q:tools/call");
+    }
+    assert_eq!(calls, 2, "the refused call reached an application");
+}
