@@ -37,6 +37,8 @@ mod peer;
 mod redis;
 mod select;
 #[cfg(test)]
+mod spec_refs;
+#[cfg(test)]
 mod tidy;
 mod tools;
 
