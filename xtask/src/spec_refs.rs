@@ -22,7 +22,10 @@ fn every_test_and_file_spec_md_cites_exists() {
     assert!(files.len() > 100, "found only {} .rs files", files.len());
     let functions = functions(&root, &files);
     let cited = pinned(&spec).len();
-    assert!(cited > 200, "found only {cited} citations in SPEC.md's pins");
+    assert!(
+        cited > 200,
+        "found only {cited} citations in SPEC.md's pins"
+    );
     let missing = check(&spec, &files, &functions);
     let list: Vec<String> = missing
         .iter()
