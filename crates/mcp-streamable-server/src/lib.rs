@@ -173,6 +173,7 @@ mod protocol;
 pub mod serve;
 
 pub use crate::cluster::memory::{InMemoryCluster, InMemoryNetwork};
+pub use crate::core::cluster::lease::Lease;
 pub use crate::core::cluster::{
     Cluster, Fence, Holder, Location, Member, NotHolder, Restarted, TakeOver,
 };
@@ -182,22 +183,21 @@ pub use crate::core::config::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_MAX_TOTAL_INCOMING_BYTES,
     DEFAULT_RETRY, Eras, Mode,
 };
-pub use crate::core::connection::{ServerConnection, ServerSender};
-pub use crate::core::event_store::{
-    Begun, DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore,
-    InMemoryEventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
-};
-pub use crate::core::lease::Lease;
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::rate_limit::{
     Bucket, DEFAULT_MAX_RATE_BUCKETS, InMemoryRateStore, Quota, RateError, RateFuture, RateLimit,
     RateStore,
 };
+pub use crate::core::session::connection::{ServerConnection, ServerSender};
+pub use crate::core::store::event_store::{
+    Begun, DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, EventStore,
+    InMemoryEventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
+};
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub use crate::core::session_store::check_session_store;
-pub use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
-pub use crate::http::response_body::ResponseBody;
+pub use crate::core::store::session_store::check_session_store;
+pub use crate::core::store::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
+pub use crate::http::reply::body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;
 pub use crate::protocol::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, MODERN_VERSIONS,

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcp_jsonrpc::Id;
 
+use crate::core::cluster::lease::Lease;
 use crate::core::cluster::{Cluster, Fence, Holder, Location, Member, NotHolder, TakeOver};
-use crate::core::event_store::{
+use crate::core::store::event_store::{
     Begun, EventStore, InMemoryEventStore, ReplayError, StoreError, StoreFuture, StoredEvent,
     Unfinished, Write,
 };
-use crate::core::lease::Lease;
-use crate::core::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
+use crate::core::store::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
 use crate::protocol::ProtocolVersion;
 
 /// How long a live in-memory node's lease runs: as long as the node lives, in effect.

@@ -3,7 +3,7 @@
 //! POSTs hold for applications that have not read them yet, bounded by
 //! `Config::max_total_incoming_bytes`.
 //!
-//! Each session's [`Buffered`](crate::core::state::Buffered) count moves this sum with its
+//! Each session's [`Buffered`](crate::core::session::state::Buffered) count moves this sum with its
 //! own, so it cannot drift from the messages it counts. Past the budget, a session that holds
 //! more than its share sheds its own largest backlogs at once; if the total is still over, it
 //! wakes the task that sheds the largest sessions' (`context.rs`), so that the largest

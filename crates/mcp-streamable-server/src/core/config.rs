@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::cluster::Cluster;
-use crate::core::event_store::EventStore;
 use crate::core::rate_limit::RateLimit;
-use crate::core::session_store::SessionStore;
+use crate::core::store::event_store::EventStore;
+use crate::core::store::session_store::SessionStore;
 
 /// The largest POST body read by default: 4 MiB (S3).
 ///

@@ -3,43 +3,31 @@
 //! edge (`crate::http`) reaches it only through [`Context`] and [`Session`]'s API, and maps its
 //! [`Error`]s to statuses.
 //!
-//! - [`context`]: what a service's sessions share (config, clock, the sessions with their
-//!   cap and reaper);
-//! - [`start`]: starting sessions and finding them;
-//! - [`session`], [`begin`], [`lifecycle`], [`attach`]: one session's API (send, begin a
-//!   POST, close, cancel, attach the standalone stream, resume);
-//! - [`state`], [`queue`], [`reader`], [`budget`]: what a session holds, how readers take it,
-//!   and the server-wide bound on what all sessions hold;
-//! - [`store_writer`], [`event_store`], [`session_store`]: the stores, written in order
-//!   outside the session's lock;
-//! - [`cluster`], [`fence`], [`lease`], [`takeover`]: several nodes, as the core sees them:
-//!   the seam a shared backend fills, the token every write of a session carries, the node's
-//!   lease that every delivery checks, and a session taken over from a holder that died;
-//! - [`rate_limit`]: what a client's requests cost and the buckets that keep count;
-//! - [`connection`]: the application's side.
+//! Top to bottom:
+//! - [`context`], [`start`], [`takeover`]: what a service's sessions share (config, clock, the
+//!   sessions with their cap and reaper), starting sessions and finding them, and a session
+//!   taken over from a holder that died;
+//! - [`session`]: one session, the state machine: its API (send, begin a POST, close, cancel,
+//!   attach the standalone stream, resume), what it holds, how readers take it, its writes to
+//!   the stores in order outside its lock, and the application's side, its connection;
+//! - [`cluster`]: several nodes, as the core sees them: the seam a shared backend fills, and the
+//!   node's lease that every delivery checks;
+//! - [`store`]: the event store and the session store, the queue of a session's writes to them,
+//!   and the fence every write of a session carries;
+//! - [`config`], [`budget`], [`rate_limit`], [`owner`], [`error`]: the settings, the
+//!   server-wide bound on what all sessions hold, the rate limits, who owns a session, and the
+//!   core's errors.
 
-pub(crate) mod attach;
-pub(crate) mod begin;
 pub(crate) mod budget;
 pub(crate) mod cluster;
 pub(crate) mod config;
-pub(crate) mod connection;
 pub(crate) mod context;
 pub(crate) mod error;
-pub(crate) mod event_store;
-pub(crate) mod fence;
-pub(crate) mod lease;
-pub(crate) mod lifecycle;
 pub(crate) mod owner;
-pub(crate) mod queue;
 pub(crate) mod rate_limit;
-pub(crate) mod reader;
 pub(crate) mod session;
-pub(crate) mod session_store;
 pub(crate) mod start;
-pub(crate) mod state;
-pub(crate) mod store_queue;
-pub(crate) mod store_writer;
+pub(crate) mod store;
 pub(crate) mod takeover;
 
 pub(crate) use context::Context;

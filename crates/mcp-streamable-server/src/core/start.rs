@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::core::connection::ServerConnection;
 use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
-use crate::core::event_store::StoreError;
 use crate::core::owner::SessionOwner;
+use crate::core::session::connection::ServerConnection;
+use crate::core::session::state::incoming_channel;
 use crate::core::session::{Ending, Lifetime, Session};
-use crate::core::session_store::SessionRecord;
-use crate::core::state::incoming_channel;
+use crate::core::store::event_store::StoreError;
+use crate::core::store::session_store::SessionRecord;
 
 impl Context {
     /// S6: a new session, from a valid `initialize` (its JSON, for the session store). The

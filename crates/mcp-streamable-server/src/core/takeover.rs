@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 
-use crate::core::begin::Begin;
 use crate::core::cluster::Fence;
-use crate::core::connection::ServerConnection;
 use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
-use crate::core::event_store::{EventStore, StoreError, Unfinished, Write};
 use crate::core::owner::SessionOwner;
-use crate::core::reader::OnEnd;
+use crate::core::session::begin::Begin;
+use crate::core::session::connection::ServerConnection;
+use crate::core::session::reader::OnEnd;
+use crate::core::session::state::{Batch, Posted, STANDALONE, Stream, incoming_channel};
 use crate::core::session::{Ending, Lifetime, Session};
-use crate::core::session_store::SessionRecord;
-use crate::core::state::{Batch, Posted, STANDALONE, Stream, incoming_channel};
+use crate::core::store::event_store::{EventStore, StoreError, Unfinished, Write};
+use crate::core::store::session_store::SessionRecord;
 use crate::protocol;
 
 /// A session taken over, waiting for its application: [`finish`](Restored::finish) starts it.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cluster::Nodes;
 use crate::core::Context;
-use crate::core::connection::ServerConnection;
+use crate::core::session::connection::ServerConnection;
 
 /// The application: called with each new session's connection and the parts of the HTTP
 /// request that started it.

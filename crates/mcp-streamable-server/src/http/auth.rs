@@ -6,7 +6,7 @@ use http::{Method, Request, Response, header};
 use http_body_util::{BodyExt, Full};
 use mcp_streamable_auth::Guard;
 
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::ResponseBody;
 
 /// Lets `request` through with its [`Principal`](mcp_streamable_auth::Principal) in its
 /// extensions, or answers it: the metadata document for a request to one of its paths, the

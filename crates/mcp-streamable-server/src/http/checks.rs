@@ -64,3 +64,10 @@ pub(crate) fn owner(parts: &http::request::Parts) -> Option<SessionOwner> {
     }
     None
 }
+
+/// The id of the session a GET or DELETE names (S7, S8).
+pub(crate) fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
+    protocol_version(&parts.headers)?;
+    session_id(&parts.headers)?
+        .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))
+}

@@ -7,7 +7,7 @@ use http::{Response, StatusCode};
 use mcp_jsonrpc::{ErrorObject, Id, RawValue, code};
 
 use crate::core::Error;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::ResponseBody;
 use crate::protocol::{RpcError, codes};
 
 /// Why a request is refused. The status of each is in [`Reject::status`].

@@ -1,31 +1,23 @@
-//! GET: the standalone stream and resumption (S11, S12, S15); DELETE: ending a session (S16).
+//! GET: the standalone stream and resumption (S11, S12, S15).
 
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response};
 use tracing::Instrument;
 
 use crate::core::Session;
-use crate::core::session::Ending;
-use crate::core::state::STANDALONE;
+use crate::core::session::state::STANDALONE;
 use crate::http::app::Server;
-use crate::http::body::{SseBody, replayed, write_priming};
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
 use crate::http::remote::{self, Ask, Reached};
-use crate::http::reply;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::sse::{SseBody, replayed, write_priming};
+use crate::http::reply::{self, ResponseBody};
 use crate::protocol::{EventId, LAST_EVENT_ID, accept};
 
-/// The id of the session a GET or DELETE names (S7, S8).
-pub(crate) fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
-    checks::protocol_version(&parts.headers)?;
-    checks::session_id(&parts.headers)?
-        .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))
-}
-
-pub(crate) async fn handle_get<B>(
+/// GET: the standalone stream, or a resumption, wherever the session is held.
+pub(crate) async fn handle<B>(
     server: &Arc<Server>,
     request: Request<B>,
 ) -> Result<Response<ResponseBody>, Reject> {
@@ -36,7 +28,7 @@ pub(crate) async fn handle_get<B>(
             "Accept must admit text/event-stream",
         ));
     }
-    let id = named(&parts, "GET")?.to_owned();
+    let id = checks::named(&parts, "GET")?.to_owned();
     let after = last_event_id(&parts)?;
     if after.is_none_or(|a| a.stream == STANDALONE) {
         // S23: a shutting-down server ends standalone streams and does not open new ones,
@@ -109,29 +101,4 @@ async fn resume(session: &Arc<Session>, after: EventId) -> Result<SseBody, Rejec
         body.push_prelude(frame);
     }
     Ok(body)
-}
-
-/// S16: DELETE ends the session, wherever it is held.
-pub(crate) async fn handle_delete<B>(
-    server: &Arc<Server>,
-    request: Request<B>,
-) -> Result<Response<ResponseBody>, Reject> {
-    let (parts, _body) = request.into_parts();
-    let id = named(&parts, "DELETE")?.to_owned();
-    let owner = owner(&parts);
-    let Some(nodes) = &server.nodes else {
-        let session = server.ctx.find_session(&id, owner.as_ref()).await?;
-        return Ok(delete(&session).await);
-    };
-    let mut ask = Ask::new(&id, Method::DELETE, Arc::new(parts), owner);
-    match remote::reach(server, nodes, &mut ask, None).await? {
-        Reached::Here(session) => Ok(delete(&session).await),
-        Reached::There(answer) => Ok(remote::proxied(answer)),
-    }
-}
-
-/// Ends a session held here.
-pub(crate) async fn delete(session: &Arc<Session>) -> Response<ResponseBody> {
-    session.close(Ending::Abort).await;
-    reply::empty(StatusCode::NO_CONTENT)
 }

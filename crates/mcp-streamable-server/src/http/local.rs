@@ -10,18 +10,17 @@ use http::{Response, StatusCode};
 use http::HeaderValue;
 
 use crate::cluster::sign::Forward;
-use crate::core::begin::Begin;
-use crate::core::event_store::{Begun, StoredEvent};
 use crate::core::owner::SessionOwner;
-use crate::core::reader::{JsonWait, OnEnd, Reader};
-use crate::core::state::Posted;
+use crate::core::session::begin::Begin;
+use crate::core::session::reader::{JsonWait, OnEnd, Reader};
+use crate::core::session::state::Posted;
+use crate::core::store::event_store::{Begun, StoredEvent};
 use crate::core::{Error, Session};
 use crate::http::app::Server;
-use crate::http::body::{SseBody, replayed};
 use crate::http::error::{Kind, Reject};
 use crate::http::remote::{MCP_FORWARD_REFUSED, REFUSED};
-use crate::http::reply;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::sse::{SseBody, replayed};
+use crate::http::reply::{self, ResponseBody};
 use crate::protocol::{EventId, ProtocolVersion};
 
 /// Why a POST served here did not get its answer here.

@@ -1,5 +1,5 @@
-//! The HTTP edge: the service, origin checks, the POST of each family, GET, DELETE, the
-//! answers and their bodies. It validates each HTTP request, then talks to the session core
+//! The HTTP edge: the service, origin checks, the POST of each family (`post`, `modern`,
+//! `local`), GET (`get`), DELETE (`delete`), the answers and their bodies (`reply`). It validates each HTTP request, then talks to the session core
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
 //!
 //! With a cluster (`crate::cluster` finds where a session is): `remote` sends a request of a
@@ -9,8 +9,8 @@
 pub(crate) mod app;
 #[cfg(feature = "auth")]
 pub(crate) mod auth;
-pub(crate) mod body;
 pub(crate) mod checks;
+pub(crate) mod delete;
 pub(crate) mod error;
 pub(crate) mod get;
 pub(crate) mod local;
@@ -22,5 +22,4 @@ pub(crate) mod read;
 pub(crate) mod relay;
 pub(crate) mod remote;
 pub(crate) mod reply;
-pub(crate) mod response_body;
 pub(crate) mod service;

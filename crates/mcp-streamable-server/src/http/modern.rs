@@ -14,17 +14,16 @@ use std::sync::Arc;
 use http::StatusCode;
 use mcp_jsonrpc::{Body, Message, code};
 
-use crate::core::begin::Begin;
 use crate::core::budget::Charge;
-use crate::core::reader::{JsonWait, OnEnd};
 use crate::core::session::Lifetime;
-use crate::core::state::Posted;
+use crate::core::session::begin::Begin;
+use crate::core::session::reader::{JsonWait, OnEnd};
+use crate::core::session::state::Posted;
 use crate::core::{Error, Session};
 use crate::http::app::Server;
-use crate::http::body::SseBody;
 use crate::http::error::{Kind, Reject};
-use crate::http::reply;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::sse::SseBody;
+use crate::http::reply::{self, ResponseBody};
 use crate::protocol::ProtocolVersion;
 
 /// Serves one per-request POST (M2-M6), checked already, in `version`.

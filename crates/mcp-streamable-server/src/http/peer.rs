@@ -18,8 +18,8 @@ use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::local::{After, held, refused};
 use crate::http::read::read_body;
-use crate::http::response_body::ResponseBody;
-use crate::http::{get, post};
+use crate::http::reply::ResponseBody;
+use crate::http::{checks, delete, get, post};
 use crate::protocol::EventId;
 
 /// The streams one peer may have open on its connection: each is a request of a client of
@@ -147,7 +147,7 @@ async fn get_(
     parts: &http::request::Parts,
     forward: &Forward,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let id = get::named(parts, "GET")?;
+    let id = checks::named(parts, "GET")?;
     let after = get::last_event_id(parts)?;
     match held(server, id, forward).await? {
         Some(session) => get::serve(&session, after).await,
@@ -160,9 +160,9 @@ async fn delete(
     parts: &http::request::Parts,
     forward: &Forward,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let id = get::named(parts, "DELETE")?;
+    let id = checks::named(parts, "DELETE")?;
     match held(server, id, forward).await? {
-        Some(session) => Ok(get::delete(&session).await),
+        Some(session) => Ok(delete::delete(&session).await),
         None => Ok(refused("not-here")),
     }
 }

@@ -18,15 +18,14 @@ use mcp_sse::Scanner;
 use tokio::sync::mpsc;
 
 use crate::core::Session;
-use crate::core::event_store::StoredEvent;
-use crate::core::reader::{OnEnd, Reader};
-use crate::core::state::Posted;
+use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::state::Posted;
+use crate::core::store::event_store::StoredEvent;
 use crate::http::app::Server;
-use crate::http::body::{MAX_FRAME, frame, write_priming};
 use crate::http::local::{Opened, open};
 use crate::http::remote::{self, Ask, Reached};
-use crate::http::reply;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::sse::{MAX_FRAME, frame, write_priming};
+use crate::http::reply::{self, ResponseBody};
 use crate::protocol::{self, EventId};
 
 /// How many times a relayed stream is asked for again after it broke, at most.

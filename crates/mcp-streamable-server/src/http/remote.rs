@@ -22,7 +22,7 @@ use crate::core::owner::SessionOwner;
 use crate::core::takeover::Restored;
 use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::ResponseBody;
 use crate::protocol::{EventId, LAST_EVENT_ID};
 
 /// The header with which a holder says why it did not take a forward: `not-here` (it does not

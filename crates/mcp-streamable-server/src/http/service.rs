@@ -14,12 +14,12 @@ use http::{Method, Request, Response};
 use crate::cluster::sign::{MCP_FORWARD, MCP_FORWARD_AFTER};
 use crate::core::Context;
 use crate::core::config::{Config, Eras, Mode};
-use crate::core::connection::ServerConnection;
 use crate::core::session::Ending;
+use crate::core::session::connection::ServerConnection;
 use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
-use crate::http::response_body::ResponseBody;
-use crate::http::{get, origin, peer, post};
+use crate::http::reply::ResponseBody;
+use crate::http::{delete, get, origin, peer, post};
 use crate::protocol::{MCP_PROTOCOL_VERSION, accept, is_per_request_date};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -190,8 +190,8 @@ impl StreamableHttpService {
             )?;
             match *request.method() {
                 Method::POST => post::handle(server, request).await,
-                Method::GET if sessions => get::handle_get(server, request).await,
-                Method::DELETE if sessions => get::handle_delete(server, request).await,
+                Method::GET if sessions => get::handle(server, request).await,
+                Method::DELETE if sessions => delete::handle(server, request).await,
                 ref other => Err(Reject::new(
                     Kind::MethodNotAllowed,
                     format!("method {other} is not allowed; this endpoint serves {allow}"),

@@ -15,7 +15,7 @@ use hyper::body::Incoming;
 use tokio::time::Instant;
 
 use crate::core::owner::PeerAddr;
-use crate::http::response_body::ResponseBody;
+use crate::http::reply::ResponseBody;
 use crate::http::service::StreamableHttpService;
 use crate::serve::options::Options;
 use crate::serve::timed_body::TimedBody;

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use bytes::Bytes;
 use mcp_jsonrpc::Id;
 
-use crate::core::fence::Fence;
+use crate::core::store::fence::Fence;
 
 pub use memory::{
     DEFAULT_MAX_STORE_BYTES, DEFAULT_MAX_STORE_BYTES_PER_SESSION, InMemoryEventStore,

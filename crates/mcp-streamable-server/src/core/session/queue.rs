@@ -7,7 +7,7 @@ use bytes::Bytes;
 use mcp_jsonrpc::{ErrorObject, Message, Response, code};
 
 use crate::core::session::Session;
-use crate::core::state::{Entry, State};
+use crate::core::session::state::{Entry, State};
 
 /// What the client reads instead of an answer dropped for want of buffer (S22).
 const DROPPED_ANSWER: &str = "answer dropped: the client read slower than the server \

@@ -7,9 +7,9 @@ use std::task::Waker;
 use mcp_transport::Received;
 
 use crate::core::cluster::{Fence, NotHolder};
-use crate::core::event_store::StoreError;
+use crate::core::session::state::{Delivery, State};
 use crate::core::session::{Ending, Session};
-use crate::core::state::{Delivery, State};
+use crate::core::store::event_store::StoreError;
 
 impl Session {
     /// Ends the session: the application's `recv` ends, later sends fail, and the streams end,

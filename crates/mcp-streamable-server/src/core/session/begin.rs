@@ -9,10 +9,10 @@ use mcp_transport::Received;
 
 use crate::core::cluster::Fence;
 use crate::core::error::Error;
-use crate::core::event_store::{Begun, Write};
-use crate::core::reader::{OnEnd, Reader};
 use crate::core::session::Session;
-use crate::core::state::{Batch, Delivery, Incoming, Posted, State, Stream};
+use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::state::{Batch, Delivery, Incoming, Posted, State, Stream};
+use crate::core::store::event_store::{Begun, Write};
 use crate::protocol::ProtocolVersion;
 
 /// What [`Session::begin`] made of a POST.

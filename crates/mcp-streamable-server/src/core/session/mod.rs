@@ -5,6 +5,15 @@
 //! await. The event store is written in the order of the sends by the session's store writer
 //! (`store_writer`), outside the lock.
 
+pub(crate) mod attach;
+pub(crate) mod begin;
+pub(crate) mod connection;
+pub(crate) mod lifecycle;
+pub(crate) mod queue;
+pub(crate) mod reader;
+pub(crate) mod state;
+pub(crate) mod store_writer;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
@@ -15,10 +24,10 @@ use mcp_transport::{ErrorKind, Outgoing};
 use tokio::sync::Notify;
 
 use crate::core::cluster::Fence;
+use crate::core::cluster::lease::Lease;
 use crate::core::context::Context;
-use crate::core::event_store::{EventStore, Write};
-use crate::core::lease::Lease;
-use crate::core::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
+use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
+use crate::core::store::event_store::{EventStore, Write};
 use crate::protocol::{ProtocolVersion, initialize};
 
 pub(crate) struct Session {

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use crate::core::error::Error;
-use crate::core::event_store::Write;
-use crate::core::event_store::{EventStore, ReplayError, StoredEvent};
-use crate::core::reader::{OnEnd, Reader};
+use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::state::{Batch, STANDALONE, Stream};
 use crate::core::session::{Session, wake};
-use crate::core::state::{Batch, STANDALONE, Stream};
+use crate::core::store::event_store::Write;
+use crate::core::store::event_store::{EventStore, ReplayError, StoredEvent};
 use crate::protocol::EventId;
 
 /// A new reader of the standalone stream.

@@ -14,14 +14,16 @@
 //! listening for its peers on the [`listener`](Cluster::listener) whose address its
 //! membership record advertises ([`Cluster::member`]).
 
+pub(crate) mod lease;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::core::event_store::{EventStore, StoreError, StoreFuture};
-pub use crate::core::fence::{Fence, NotHolder};
-use crate::core::lease::Lease;
-use crate::core::session_store::{SessionRecord, SessionStore};
+use crate::core::cluster::lease::Lease;
+use crate::core::store::event_store::{EventStore, StoreError, StoreFuture};
+pub use crate::core::store::fence::{Fence, NotHolder};
+use crate::core::store::session_store::{SessionRecord, SessionStore};
 
 /// Who holds a session, as the shared records say.
 #[derive(Debug, Clone, PartialEq, Eq)]

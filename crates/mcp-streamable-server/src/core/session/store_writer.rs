@@ -9,15 +9,15 @@
 //! has fallen more than the session's buffer behind. Whoever needs the store to have caught up
 //! (a resumption, the session's end) waits for a watermark.
 //!
-//! [`StoreQueue`]: crate::core::state::StoreQueue
+//! [`StoreQueue`]: crate::core::session::state::StoreQueue
 
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Waker};
 
-use crate::core::event_store::{EventStore, Write};
 use crate::core::session::Session;
-use crate::core::state::Batch;
+use crate::core::session::state::Batch;
+use crate::core::store::event_store::{EventStore, Write};
 
 impl Session {
     /// Makes `batch`, then what is queued, as the writer: starts at once, and goes on in a task

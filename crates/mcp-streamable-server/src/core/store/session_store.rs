@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 
-use crate::core::event_store::{StoreError, StoreFuture};
-use crate::core::fence::Fence;
+use crate::core::store::event_store::{StoreError, StoreFuture};
+use crate::core::store::fence::Fence;
 use crate::protocol::ProtocolVersion;
 
 /// What is known of a session beyond the process serving it: enough for another process to

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::core::event_store::Write;
+use crate::core::store::event_store::Write;
 
 /// The writes of one send, in order: at most two (a message, and its stream's end).
 pub(crate) struct Batch([Option<Write>; 2]);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use crate::core::fence::Fence;
+use crate::core::store::fence::Fence;
 
 /// A node's lease: its incarnation, and until when it may deliver to applications.
 ///

@@ -11,8 +11,8 @@ use bytes::{Bytes, BytesMut};
 use mcp_sse::EventRef;
 use tokio::time::{Instant, Sleep};
 
-use crate::core::event_store::StoredEvent;
-use crate::core::reader::Reader;
+use crate::core::session::reader::Reader;
+use crate::core::store::event_store::StoredEvent;
 use crate::protocol::EventId;
 
 /// Most bytes written in one frame: large enough to batch a burst of small events into one

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-pub(crate) use crate::core::store_queue::{Batch, StoreQueue};
+pub(crate) use crate::core::store::queue::{Batch, StoreQueue};
 use std::task::{Context, Waker};
 
 use bytes::Bytes;

@@ -7,8 +7,8 @@ use mcp_jsonrpc::{Id, Message};
 use mcp_transport::{Connection, Error, Outgoing, Received, Sender};
 use tokio::sync::mpsc;
 
+use crate::core::session::state::Delivery;
 use crate::core::session::{Ending, Session};
-use crate::core::state::Delivery;
 use crate::protocol::ProtocolVersion;
 
 /// The server side of one MCP session, handed to the application by the service's factory.

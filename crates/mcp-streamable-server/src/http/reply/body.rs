@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use tokio::sync::mpsc;
 
-use crate::http::body::SseBody;
+use crate::http::reply::sse::SseBody;
 
 /// The body of a response of [`StreamableHttpService`](crate::StreamableHttpService): empty,
 /// one JSON document, or an SSE stream that ends when its stream does.

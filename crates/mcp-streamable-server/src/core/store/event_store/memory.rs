@@ -13,7 +13,7 @@ use mcp_jsonrpc::Id;
 use super::{
     Begun, EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
 };
-use crate::core::fence::Fence;
+use crate::core::store::fence::Fence;
 
 /// The bytes of messages one session may keep by default: 1 MiB.
 ///

@@ -1,11 +1,15 @@
-//! The answers the service builds: empty, JSON, or an SSE stream with the headers proxies need.
+//! The answers the service builds: empty, JSON, or an SSE stream with the headers proxies need
+//! (here); the SSE framing of a stream's messages (`sse`); the body of every response (`body`).
+
+pub(crate) mod body;
+pub(crate) mod sse;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 
-use crate::http::body::SseBody;
-use crate::http::response_body::ResponseBody;
+pub(crate) use crate::http::reply::body::ResponseBody;
+use crate::http::reply::sse::SseBody;
 use crate::protocol::{MCP_SESSION_ID, X_ACCEL_BUFFERING, codes};
 
 pub(crate) const TEXT_EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");

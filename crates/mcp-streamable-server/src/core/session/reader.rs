@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
+use crate::core::session::state::Entry;
 use crate::core::session::{Ending, Session};
-use crate::core::state::Entry;
 
 /// What a reader does when its stream ends or it is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
