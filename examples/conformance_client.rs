@@ -26,13 +26,19 @@
 //!   or, for `auth/client-credentials-*`, the client-credentials grant. The suite passes
 //!   credentials in `MCP_CONFORMANCE_CONTEXT` (JSON: `client_id`, `client_secret`,
 //!   `private_key_pem`, `signing_algorithm`, `issuer`); the client's metadata document URL is
-//!   the one the suite expects, [`CLIENT_METADATA_URL`].
+//!   the one the suite expects, [`CLIENT_METADATA_URL`]. The extensions: `auth/dpop` and
+//!   `auth/dpop-nonce` add DPoP with a key made for the run to the authorization-code grant;
+//!   `auth/enterprise-managed-authorization` exchanges the ID token of the context
+//!   (`idp_id_token`, at `idp_token_endpoint` as `idp_client_id`) for an ID-JAG, and
+//!   `auth/wif-jwt-bearer` grants with the workload JWT of the context (`valid_jwt`).
 
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use mcp_streamable_http::client::Client;
-use mcp_streamable_http::oauth::{OAuth, PrivateKeyJwt, Registration};
+use mcp_streamable_http::oauth::{
+    DpopKey, IdentityProvider, OAuth, OAuthBuilder, PrivateKeyJwt, Registration, Secret,
+};
 use mcp_streamable_http::transport::Transport;
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
@@ -189,14 +195,31 @@ fn oauth(url: &str, scenario: &str) -> anyhow::Result<OAuth> {
         let algorithm = text("signing_algorithm").unwrap_or("ES256");
         builder = builder.private_key(PrivateKeyJwt::from_pem(pem, algorithm)?);
     }
-    builder = if scenario.starts_with("auth/client-credentials") {
-        builder.client_credentials()
-    } else {
-        builder
-            .client_metadata_url(CLIENT_METADATA_URL)
-            .authorization_code(browser::Headless {
-                redirect_uri: REDIRECT_URI.into(),
-            })
+    builder = match scenario {
+        s if s.starts_with("auth/client-credentials") => builder.client_credentials(),
+        "auth/enterprise-managed-authorization" => {
+            let idp = IdentityProvider::new(
+                text("idp_token_endpoint").context("no idp_token_endpoint")?,
+                Registration::new(text("idp_client_id").context("no idp_client_id")?),
+                Secret::new(text("idp_id_token").context("no idp_id_token")?),
+            );
+            builder.enterprise_managed(idp)
+        }
+        "auth/wif-jwt-bearer" => {
+            builder.workload_identity(Secret::new(text("valid_jwt").context("no valid_jwt")?))
+        }
+        "auth/dpop" | "auth/dpop-nonce" => authorization_code(builder).dpop(DpopKey::generate()?),
+        _ => authorization_code(builder),
     };
     Ok(builder.build()?)
+}
+
+/// The authorization-code grant through the headless browser, the client identified by its
+/// metadata document where the server takes one.
+fn authorization_code(builder: OAuthBuilder) -> OAuthBuilder {
+    builder
+        .client_metadata_url(CLIENT_METADATA_URL)
+        .authorization_code(browser::Headless {
+            redirect_uri: REDIRECT_URI.into(),
+        })
 }

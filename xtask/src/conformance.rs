@@ -8,7 +8,8 @@
 //! - client mode: the `initialize`, `tools_call` and `sse-retry` scenarios, each driving
 //!   `examples/conformance_client.rs`, then the transport's client scenarios at 2026-07-28;
 //! - client authorization: every scored `auth/*` scenario at each revision the suite lists it
-//!   for, and the client-credentials extensions (`auth.rs`), named
+//!   for, and the client-credentials, DPoP, enterprise-managed and workload-identity extensions
+//!   (`auth.rs`), named
 //!   `client/auth/NAME@REVISION` for filters.
 //!
 //! It prints the suite's own totals per mode and ends with `N passed, N failed`, the checks of

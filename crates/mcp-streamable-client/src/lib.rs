@@ -68,6 +68,9 @@
 //! - **Authorization (C9).** Headers per client ([`ClientBuilder::header`]) and an
 //!   [`AuthProvider`] asked before each request, and again after a 401 or a 403
 //!   `insufficient_scope` (once each per request); `mcp-streamable-oauth` is such a provider.
+//!   A provider of DPoP-bound tokens (RFC 9449) also gives each try its proof
+//!   ([`AuthProvider::proof`]); the transport keeps the server's `DPoP-Nonce` and tries again
+//!   once after a 401 `use_dpop_nonce`.
 //! - **Old servers (C10).** When the first POST is answered 400, 404 or 405, the client falls
 //!   back to the 2024-11-05 HTTP+SSE transport ([`ClientBuilder::legacy_fallback`]).
 //! - **The per-request protocol (M7).** A request whose `params._meta` declares
@@ -147,7 +150,7 @@ mod shape;
 mod state;
 mod wire;
 
-pub use auth::{AuthContext, AuthFuture, AuthProvider};
+pub use auth::{AuthContext, AuthFuture, AuthProvider, ProofContext};
 pub use client::{
     Client, ClientBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_EVENT_SIZE,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SSE_IDLE_TIMEOUT,

@@ -1,7 +1,8 @@
-//! The `WWW-Authenticate: Bearer ...` challenge of a 401 or 403 (RFC 6750, section 3; RFC 9728,
-//! section 5.1): its `resource_metadata`, `scope` and `error`.
+//! The `WWW-Authenticate: Bearer ...` (or `DPoP ...`) challenge of a 401 or 403 (RFC 6750,
+//! section 3; RFC 9449, section 7.1; RFC 9728, section 5.1): its `resource_metadata`, `scope`
+//! and `error`.
 
-/// The parameters of a Bearer challenge this crate acts on.
+/// The parameters of a Bearer or DPoP challenge this crate acts on.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
@@ -10,7 +11,7 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// The Bearer challenge in a header value; other schemes' challenges are skipped.
+    /// The Bearer and DPoP challenges in a header value; other schemes' are skipped.
     pub(crate) fn parse(header: &str) -> Challenge {
         let mut challenge = Challenge::default();
         let mut bearer = false;
@@ -26,7 +27,7 @@ impl Challenge {
                 rest = skip_comma(after);
             } else {
                 // A scheme name starts a new challenge.
-                bearer = token.eq_ignore_ascii_case("bearer");
+                bearer = token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
                 rest = skip_comma(after);
             }
         }
@@ -112,5 +113,7 @@ mod tests {
         assert_eq!(Challenge::parse(""), Challenge::default());
         let unterminated = Challenge::parse(r#"Bearer scope="a b"#);
         assert_eq!(unterminated.scope.as_deref(), Some("a b"));
+        let dpop = Challenge::parse(r#"DPoP algs="ES256", resource_metadata="https://r/m""#);
+        assert_eq!(dpop.resource_metadata.as_deref(), Some("https://r/m"));
     }
 }

@@ -1,9 +1,11 @@
 //! The grants: the authorization code with PKCE through an [`Interaction`], client
-//! credentials, and refresh; each asks the token endpoint through [`TokenRequest`].
+//! credentials, and refresh (the JWT-bearer ones are `federation`'s); each asks the token
+//! endpoint through [`TokenRequest`].
 
 use url::Url;
 
 use crate::discovery::Discovered;
+use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
 use crate::http::{HttpClient, check_secure};
 use crate::interaction::Interaction;
@@ -18,16 +20,19 @@ pub(crate) struct Grant<'a> {
     pub(crate) registration: &'a Registration,
     pub(crate) key: Option<&'a PrivateKeyJwt>,
     pub(crate) scope: Option<&'a str>,
+    /// The key the tokens are to be bound to with DPoP, if any.
+    pub(crate) dpop: Option<&'a DpopKey>,
 }
 
 impl Grant<'_> {
-    fn token_request(&self) -> TokenRequest<'_> {
+    pub(crate) fn token_request(&self) -> TokenRequest<'_> {
         TokenRequest {
             http: self.http,
             server: &self.discovered.server,
             registration: self.registration,
             key: self.key,
             scope: self.scope,
+            dpop: self.dpop,
         }
     }
 
@@ -182,6 +187,7 @@ mod tests {
             registration: &registration,
             key: None,
             scope: None,
+            dpop: None,
         };
         let back = Url::parse(&format!("http://127.0.0.1:1/callback?{query}")).unwrap();
         grant.check_response(&back, "s").map_err(|e| e.kind())
@@ -233,6 +239,7 @@ mod tests {
             registration: &registration,
             key: None,
             scope: Some("a b"),
+            dpop: None,
         };
         let pkce = Pkce::new().unwrap();
         let url = grant

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use http::{Request, StatusCode};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{HeaderMap, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -23,10 +23,11 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 #[cfg(not(feature = "rustls"))]
 type Connector = HttpConnector;
 
-/// An answer: status and body (redirects are never followed).
+/// An answer: status, headers and body (redirects are never followed).
 #[derive(Debug)]
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
 }
 
@@ -69,12 +70,13 @@ impl HttpClient {
         self.send(request).await
     }
 
-    /// POST a form (`application/x-www-form-urlencoded`), with an `Authorization` if given.
+    /// POST a form (`application/x-www-form-urlencoded`), with the headers given (the
+    /// client's `Authorization`, a `DPoP` proof).
     pub(crate) async fn post_form(
         &self,
         url: &Url,
         form: &[(&str, &str)],
-        authorization: Option<HeaderValue>,
+        headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<Answer, Error> {
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
@@ -82,8 +84,8 @@ impl HttpClient {
         let mut request = Request::post(url.as_str())
             .header(ACCEPT, "application/json")
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
-        if let Some(value) = authorization {
-            request = request.header(AUTHORIZATION, value);
+        for (name, value) in headers {
+            request = request.header(name, value);
         }
         self.send(request.body(Full::new(Bytes::from(body)))).await
     }
@@ -110,12 +112,17 @@ impl HttpClient {
                 .await
                 .map_err(|e| Error::new(ErrorKind::Http).with(e))?;
             let status = response.status();
+            let headers = response.headers().clone();
             let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
                 .collect()
                 .await
                 .map_err(|e| Error::new(ErrorKind::Http).with(e))?
                 .to_bytes();
-            Ok(Answer { status, body })
+            Ok(Answer {
+                status,
+                headers,
+                body,
+            })
         };
         tokio::time::timeout(self.timeout, exchange)
             .await

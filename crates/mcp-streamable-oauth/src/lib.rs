@@ -41,6 +41,22 @@
 //! - **Refresh** before expiry ([`DEFAULT_REFRESH_MARGIN`]) and after a 401.
 //! - **The client-credentials grant** for machines, with `client_secret_basic`,
 //!   `client_secret_post` or `private_key_jwt` ([`PrivateKeyJwt`], RFC 7523).
+//! - **Workload identity federation** ([`OAuthBuilder::workload_identity`]): the JWT-bearer
+//!   grant (RFC 7523) with the JWT a workload's platform issued it, asked of an [`Assertion`]
+//!   for each grant; a refused grant is not tried again.
+//! - **Enterprise-managed authorization** ([`OAuthBuilder::enterprise_managed`], SEP-990): the
+//!   user's ID token exchanged at the enterprise's [`IdentityProvider`] (RFC 8693) for an
+//!   ID-JAG naming the authorization server and the resource, then the JWT-bearer grant with
+//!   it; no browser.
+//! - **DPoP** ([`OAuthBuilder::dpop`], RFC 9449): tokens bound to a [`DpopKey`] (ES256). Every
+//!   token request carries a proof (`htm`, `htu`, `iat`, `jti`), retried once with the
+//!   authorization server's nonce after `use_dpop_nonce`; a `DPoP` token goes as
+//!   `Authorization: DPoP` with a fresh proof per request, made by the transport's
+//!   [`AuthProvider::proof`](mcp_streamable_client::AuthProvider::proof) call (`ath`, and the
+//!   resource server's nonce: the transport keeps it and tries once more after its
+//!   `use_dpop_nonce`). The key is kept with the tokens in the [`TokenStore`], so a stored
+//!   token is used and refreshed with its own key; a server that answers with a bearer token
+//!   gets it used as one.
 //! - **Token endpoint authentication** as registered, else as the server advertises it.
 //! - **Secrets** ([`Secret`]) show as `<redacted>` in `Debug` output and are never logged;
 //!   `Authorization` header values are marked sensitive.
@@ -53,8 +69,9 @@
 //! RFC 9207 `iss`, Client ID Metadata Documents, step-up, the MCP scope rules); only the token
 //! and registration requests would have been its, behind an adapter to our hyper client. So the
 //! crate uses `url` for URLs and forms, `sha2` and `base64` for PKCE, `getrandom` for
-//! verifiers and `state`, `jsonwebtoken` for client assertions, and writes the few form posts
-//! itself over hyper-util's client, the stack the transport already uses (no reqwest).
+//! verifiers and `state`, `jsonwebtoken` for client assertions and DPoP proofs, `p256` to make
+//! DPoP keys, and writes the few form posts itself over hyper-util's client, the stack the
+//! transport already uses (no reqwest).
 //!
 //! # How it is built
 //!
@@ -62,19 +79,22 @@
 //! ones below it:
 //!
 //! 1. `provider`: [`OAuth`], [`OAuthBuilder`], the state between requests.
-//! 2. `grant`: the authorization-code, client-credentials and refresh grants.
+//! 2. `grant`, `federation`: the authorization-code, client-credentials and refresh grants;
+//!    the JWT-bearer ones (workload identity, enterprise-managed).
 //! 3. `discovery`, `store`, `interaction`, `scope`: finding the authorization server, keeping
 //!    tokens, the browser step, choosing scopes.
-//! 4. `token`: the token endpoint and its client authentication.
+//! 4. `token`: the token endpoint, its client authentication and DPoP proof.
 //! 5. `registration`: the client's identity.
-//! 6. `challenge`, `metadata`, `pkce`, `http`: `WWW-Authenticate`, the metadata documents,
-//!    PKCE, the HTTP client.
+//! 6. `challenge`, `metadata`, `pkce`, `http`, `dpop`: `WWW-Authenticate`, the metadata
+//!    documents, PKCE, the HTTP client, DPoP keys and proofs.
 //! 7. `secret`, `error`.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod challenge;
 mod discovery;
+mod dpop;
 mod error;
+mod federation;
 mod grant;
 mod http;
 mod interaction;
@@ -87,7 +107,9 @@ mod secret;
 mod store;
 mod token;
 
+pub use dpop::DpopKey;
 pub use error::{BoxError, Error, ErrorKind};
+pub use federation::{Assertion, AssertionFuture, IdentityProvider};
 pub use interaction::{DEFAULT_REDIRECT_TIMEOUT, Interaction, InteractionFuture, LoopbackRedirect};
 pub use metadata::{ResourceMetadata, ServerMetadata};
 pub use provider::{

@@ -4,17 +4,19 @@
 //! steps up, a bounded number of times.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use http::HeaderValue;
-use mcp_streamable_client::{AuthContext, AuthFuture, AuthProvider};
+use mcp_streamable_client::{AuthContext, AuthFuture, AuthProvider, BoxError, ProofContext};
 use tokio::sync::Mutex;
 use url::Url;
 
 use crate::challenge::Challenge;
 use crate::discovery::{self, Discovered, canonical};
+use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
+use crate::federation::{Assertion, IdentityProvider};
 use crate::grant::Grant;
 use crate::http::HttpClient;
 use crate::interaction::Interaction;
@@ -37,6 +39,38 @@ pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 enum Flow {
     AuthorizationCode(Arc<dyn Interaction>),
     ClientCredentials,
+    /// Workload identity federation: the JWT-bearer grant with the workload's JWT.
+    JwtBearer(Arc<dyn Assertion>),
+    /// Enterprise-managed authorization: an ID-JAG, then the JWT-bearer grant with it.
+    EnterpriseManaged(IdentityProvider),
+}
+
+impl Flow {
+    /// Whether the grant runs without a user, so is simply made again when a token without
+    /// a refresh token expires; such a client must be registered beforehand.
+    fn unattended(&self) -> bool {
+        !matches!(self, Flow::AuthorizationCode(_))
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Flow::AuthorizationCode(_) => "authorization_code",
+            Flow::ClientCredentials => "client_credentials",
+            Flow::JwtBearer(_) => "jwt_bearer",
+            Flow::EnterpriseManaged(_) => "enterprise_managed",
+        }
+    }
+
+    /// The grant types a registration of the client names.
+    fn grant_types(&self) -> Vec<&'static str> {
+        match self {
+            Flow::AuthorizationCode(_) => vec!["authorization_code", "refresh_token"],
+            Flow::ClientCredentials => vec!["client_credentials"],
+            Flow::JwtBearer(_) | Flow::EnterpriseManaged(_) => {
+                vec!["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+            }
+        }
+    }
 }
 
 /// An OAuth 2.1 client for one MCP server, to hand to
@@ -73,6 +107,11 @@ struct Inner {
     flow: Flow,
     identity: ClientIdentity,
     key_pair: Option<PrivateKeyJwt>,
+    /// The key new tokens are bound to with DPoP, if the user asked for DPoP.
+    dpop: Option<DpopKey>,
+    /// The key the tokens held now are bound to: the proofs are signed outside the state's
+    /// lock, which an authorization may hold for minutes.
+    bound: RwLock<Option<DpopKey>>,
     store: Arc<dyn TokenStore>,
     http: HttpClient,
     refresh_margin: Duration,
@@ -101,6 +140,7 @@ impl OAuth {
                 ..ClientIdentity::default()
             },
             key_pair: None,
+            dpop: None,
             store: None,
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             max_step_ups: DEFAULT_MAX_STEP_UPS,
@@ -144,10 +184,38 @@ impl Inner {
 
     async fn load(&self, state: &mut State) -> Result<(), Error> {
         if !state.loaded {
-            state.tokens = self.store.tokens(&self.key).await.map_err(store)?;
+            let tokens = self.store.tokens(&self.key).await.map_err(store)?;
+            self.hold(state, tokens);
             state.loaded = true;
         }
         Ok(())
+    }
+
+    /// Makes `tokens` the ones held, and their key the one proofs are signed with.
+    fn hold(&self, state: &mut State, tokens: Option<Tokens>) {
+        let key = tokens.as_ref().and_then(|t| t.dpop_key.clone());
+        *self.bound.write().unwrap_or_else(|e| e.into_inner()) = key;
+        state.tokens = tokens;
+    }
+
+    /// The DPoP proof of one request, for a request carrying a DPoP token (RFC 9449,
+    /// section 7): its `ath` hashes the token the request carries.
+    fn proof(&self, context: &ProofContext<'_>) -> Result<Option<HeaderValue>, Error> {
+        let token = context
+            .authorization
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("DPoP "));
+        let bound = self.bound.read().unwrap_or_else(|e| e.into_inner());
+        let (Some(token), Some(key)) = (token, bound.as_ref()) else {
+            return Ok(None);
+        };
+        let nonce = context.nonce.and_then(|v| v.to_str().ok());
+        let uri = context.uri.to_string();
+        let proof = key.proof(context.method.as_str(), &uri, Some(token), nonce)?;
+        let mut value = HeaderValue::from_str(proof.expose())
+            .map_err(|e| Error::new(ErrorKind::Config).with(e))?;
+        value.set_sensitive(true);
+        Ok(Some(value))
     }
 
     /// The token for a first try: the one held, refreshed if it is about to expire.
@@ -156,8 +224,7 @@ impl Inner {
             // Nothing yet: the server's 401 will say where to get a token.
             return Ok(None);
         };
-        let renewable =
-            tokens.refresh_token.is_some() || matches!(self.flow, Flow::ClientCredentials);
+        let renewable = tokens.refresh_token.is_some() || self.flow.unattended();
         if let Some(discovered) = state.discovered.clone()
             && renewable
             && tokens.expires_within(self.refresh_margin)
@@ -172,7 +239,7 @@ impl Inner {
         state.tokens.as_ref().map(Tokens::header).transpose()
     }
 
-    /// A refresh where there is a refresh token, a new client-credentials grant otherwise.
+    /// A refresh where there is a refresh token, a new grant of an unattended flow otherwise.
     async fn renew(
         &self,
         state: &mut State,
@@ -186,13 +253,13 @@ impl Inner {
             registration: &registration,
             key: self.key_pair.as_ref(),
             scope: tokens.scope.as_deref(),
+            // A refresh token bound to a key is refreshed with that key (RFC 9449, section 5).
+            dpop: tokens.dpop_key.as_ref().or(self.dpop.as_ref()),
         };
-        let fresh = match (&self.flow, &tokens.refresh_token) {
-            (_, Some(_)) => grant.refresh(tokens).await,
-            (Flow::ClientCredentials, None) => grant.client_credentials().await,
-            (Flow::AuthorizationCode(_), None) => {
-                Err(Error::new(ErrorKind::Token).detail("no refresh token"))
-            }
+        let fresh = match &tokens.refresh_token {
+            Some(_) => grant.refresh(tokens).await,
+            None if self.flow.unattended() => self.run(&grant).await,
+            None => Err(Error::new(ErrorKind::Token).detail("no refresh token")),
         };
         self.keep(state, fresh?).await
     }
@@ -318,12 +385,20 @@ impl Inner {
             registration,
             key: self.key_pair.as_ref(),
             scope: wanted,
+            dpop: self.dpop.as_ref(),
         };
+        self.run(&grant).await
+    }
+
+    /// The flow's grant.
+    async fn run(&self, grant: &Grant<'_>) -> Result<Tokens, Error> {
         match &self.flow {
             Flow::AuthorizationCode(interaction) => {
                 grant.authorization_code(interaction.as_ref()).await
             }
             Flow::ClientCredentials => grant.client_credentials().await,
+            Flow::JwtBearer(assertion) => grant.jwt_bearer(assertion.as_ref()).await,
+            Flow::EnterpriseManaged(idp) => grant.enterprise_managed(idp).await,
         }
     }
 
@@ -334,7 +409,7 @@ impl Inner {
         if let Some(registration) = self.identity.preregistered_for(&server.issuer) {
             return Ok(registration);
         }
-        if let Flow::ClientCredentials = self.flow {
+        if self.flow.unattended() {
             return Err(Error::new(ErrorKind::Registration).detail("no client credentials"));
         }
         if let Some(registration) = self.identity.metadata_document(server) {
@@ -342,7 +417,7 @@ impl Inner {
         }
         let redirect_uri = match &self.flow {
             Flow::AuthorizationCode(interaction) => Some(interaction.redirect_uri()),
-            Flow::ClientCredentials => None,
+            _ => None,
         };
         let stored = self
             .store
@@ -372,12 +447,12 @@ impl Inner {
             .set_tokens(&self.key, Some(tokens.clone()))
             .await
             .map_err(store)?;
-        state.tokens = Some(tokens.clone());
+        self.hold(state, Some(tokens.clone()));
         Ok(tokens)
     }
 
     async fn forget_tokens(&self, state: &mut State) -> Result<(), Error> {
-        state.tokens = None;
+        self.hold(state, None);
         self.store.set_tokens(&self.key, None).await.map_err(store)
     }
 }
@@ -396,17 +471,18 @@ impl AuthProvider for OAuth {
                 .map_err(|e| Box::new(e) as _)
         })
     }
+
+    fn proof(&self, context: &ProofContext<'_>) -> Result<Option<HeaderValue>, BoxError> {
+        Ok(self.inner.proof(context)?)
+    }
 }
 
 impl fmt::Debug for OAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flow = match self.inner.flow {
-            Flow::AuthorizationCode(_) => "authorization_code",
-            Flow::ClientCredentials => "client_credentials",
-        };
         f.debug_struct("OAuth")
             .field("server", &self.inner.server.as_str())
-            .field("flow", &flow)
+            .field("flow", &self.inner.flow.name())
+            .field("dpop", &self.inner.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -418,6 +494,7 @@ pub struct OAuthBuilder {
     flow: Option<Flow>,
     identity: ClientIdentity,
     key_pair: Option<PrivateKeyJwt>,
+    dpop: Option<DpopKey>,
     store: Option<Arc<dyn TokenStore>>,
     refresh_margin: Duration,
     max_step_ups: u32,
@@ -438,6 +515,54 @@ impl OAuthBuilder {
     /// for `private_key_jwt`).
     pub fn client_credentials(mut self) -> Self {
         self.flow = Some(Flow::ClientCredentials);
+        self
+    }
+
+    /// Uses the JWT-bearer grant (RFC 7523) with the JWT of a workload's platform (workload
+    /// identity federation: a Kubernetes service account token, a cloud's identity token),
+    /// asked of `assertion` for each grant; needs [`preregistered`](Self::preregistered)
+    /// credentials (a public client's id will do). A refused grant is not tried again.
+    ///
+    /// ```no_run
+    /// use mcp_streamable_oauth::{OAuth, Registration, Secret};
+    ///
+    /// let jwt = std::env::var("WORKLOAD_JWT").unwrap_or_default();
+    /// let oauth = OAuth::builder("https://mcp.example.com/mcp")
+    ///     .preregistered(Registration::new("my-workload"), None)
+    ///     .workload_identity(Secret::new(jwt))
+    ///     .build()?;
+    /// # drop(oauth);
+    /// # Ok::<(), mcp_streamable_oauth::Error>(())
+    /// ```
+    pub fn workload_identity(mut self, assertion: impl Assertion) -> Self {
+        self.flow = Some(Flow::JwtBearer(Arc::new(assertion)));
+        self
+    }
+
+    /// Uses enterprise-managed authorization (SEP-990): the user's ID token is exchanged at
+    /// the enterprise's identity provider `idp` for an ID-JAG naming the authorization server
+    /// and the resource (RFC 8693), and that for tokens with the JWT-bearer grant (RFC 7523);
+    /// no browser. Needs [`preregistered`](Self::preregistered) credentials at the MCP
+    /// server's authorization server.
+    ///
+    /// ```no_run
+    /// use mcp_streamable_oauth::{IdentityProvider, OAuth, Registration, Secret};
+    ///
+    /// let id_token = Secret::new("eyJ...the user's ID token from the sign-on");
+    /// let idp = IdentityProvider::new(
+    ///     "https://idp.example.com/oauth2/token",
+    ///     Registration::new("my-agent-at-the-idp"),
+    ///     id_token,
+    /// );
+    /// let oauth = OAuth::builder("https://mcp.example.com/mcp")
+    ///     .preregistered(Registration::with_secret("my-agent", "its-secret"), None)
+    ///     .enterprise_managed(idp)
+    ///     .build()?;
+    /// # drop(oauth);
+    /// # Ok::<(), mcp_streamable_oauth::Error>(())
+    /// ```
+    pub fn enterprise_managed(mut self, idp: IdentityProvider) -> Self {
+        self.flow = Some(Flow::EnterpriseManaged(idp));
         self
     }
 
@@ -464,6 +589,29 @@ impl OAuthBuilder {
     /// The key the client signs its assertions with (`private_key_jwt`).
     pub fn private_key(mut self, key: PrivateKeyJwt) -> Self {
         self.key_pair = Some(key);
+        self
+    }
+
+    /// Binds the tokens to `key` with DPoP (RFC 9449): every token request carries a proof
+    /// signed with it, a `DPoP` token is sent as `Authorization: DPoP` with a fresh proof per
+    /// request, and a server's `use_dpop_nonce` is answered with its nonce. A server that
+    /// answers with a bearer token gets it used as one. The key is kept with the tokens in the
+    /// [`TokenStore`]; a stored token is used (and refreshed) with its own key.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_streamable_oauth::{DpopKey, LoopbackRedirect, OAuth};
+    ///
+    /// let browser = LoopbackRedirect::bind(|url| eprintln!("Open {url} to sign in")).await?;
+    /// let oauth = OAuth::builder("https://mcp.example.com/mcp")
+    ///     .authorization_code(browser)
+    ///     .dpop(DpopKey::generate()?)
+    ///     .build()?;
+    /// # drop(oauth);
+    /// # Ok(()) }
+    /// ```
+    pub fn dpop(mut self, key: DpopKey) -> Self {
+        self.dpop = Some(key);
         self
     }
 
@@ -499,10 +647,7 @@ impl OAuthBuilder {
             .flow
             .ok_or_else(|| Error::new(ErrorKind::Config).detail("no grant chosen"))?;
         let mut identity = self.identity;
-        identity.grant_types = match flow {
-            Flow::AuthorizationCode(_) => vec!["authorization_code", "refresh_token"],
-            Flow::ClientCredentials => vec!["client_credentials"],
-        };
+        identity.grant_types = flow.grant_types();
         Ok(OAuth {
             inner: Arc::new(Inner {
                 key: canonical(&server),
@@ -510,6 +655,8 @@ impl OAuthBuilder {
                 flow,
                 identity,
                 key_pair: self.key_pair,
+                dpop: self.dpop,
+                bound: RwLock::new(None),
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
                 http: HttpClient::new(self.http_timeout)?,
                 refresh_margin: self.refresh_margin,

@@ -1,16 +1,19 @@
 //! Tokens and the token endpoint: the request with the client's authentication (RFC 6749,
-//! section 2.3; RFC 7523 for `private_key_jwt`), and the answer (section 5).
+//! section 2.3; RFC 7523 for `private_key_jwt`) and its DPoP proof (RFC 9449, section 5), and
+//! the answer (section 5).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::HeaderValue;
+use http::header::{AUTHORIZATION, HeaderName};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
-use crate::http::{HttpClient, check_secure};
+use crate::http::{Answer, HttpClient, check_secure};
 use crate::metadata::ServerMetadata;
 use crate::pkce::random_token;
 use crate::registration::{PrivateKeyJwt, Registration};
@@ -20,11 +23,16 @@ use crate::secret::Secret;
 /// skew and the request.
 const ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
 
+/// The header of a DPoP proof.
+pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");
+/// The header a server hands a DPoP nonce in (RFC 9449, section 8).
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
 /// The tokens held for a resource, as a [`TokenStore`](crate::TokenStore) keeps them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Tokens {
-    /// The bearer token sent to the resource.
+    /// The access token sent to the resource.
     pub access_token: Secret,
     /// The refresh token, if the server gave one.
     pub refresh_token: Option<Secret>,
@@ -34,6 +42,11 @@ pub struct Tokens {
     pub scope: Option<String>,
     /// The authorization server that issued them: tokens of another are never sent to it.
     pub issuer: String,
+    /// The key the access token is bound to, for a DPoP token (`token_type` `DPoP`, sent as
+    /// `Authorization: DPoP`, each request with a proof signed by it); `None` for a bearer
+    /// token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<DpopKey>,
 }
 
 impl Tokens {
@@ -43,9 +56,15 @@ impl Tokens {
             .is_some_and(|at| at <= unix_now().saturating_add(margin.as_secs()))
     }
 
-    /// The `Authorization` header value.
+    /// The `Authorization` header value: `DPoP` for a token bound to a key, else `Bearer`.
     pub(crate) fn header(&self) -> Result<HeaderValue, Error> {
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", self.access_token.expose()))
+        let scheme = if self.dpop_key.is_some() {
+            "DPoP"
+        } else {
+            "Bearer"
+        };
+        let token = self.access_token.expose();
+        let mut value = HeaderValue::from_str(&format!("{scheme} {token}"))
             .map_err(|e| Error::new(ErrorKind::Token).with(e))?;
         value.set_sensitive(true);
         Ok(value)
@@ -131,22 +150,50 @@ pub(crate) struct TokenRequest<'a> {
     pub(crate) key: Option<&'a PrivateKeyJwt>,
     /// The scope asked for, kept when the server does not echo one.
     pub(crate) scope: Option<&'a str>,
+    /// The key to bind the tokens to with DPoP, if any.
+    pub(crate) dpop: Option<&'a DpopKey>,
 }
 
 impl TokenRequest<'_> {
     /// Sends the grant and reads the tokens.
     pub(crate) async fn send(&self, grant: &[(&str, &str)]) -> Result<Tokens, Error> {
+        self.tokens(self.answer(grant).await?.json()?)
+    }
+
+    /// Sends the grant and returns the server's answer, a success (else the refusal's error
+    /// code as an error); once more with the server's nonce when it asks for one (RFC 9449,
+    /// section 8).
+    pub(crate) async fn answer(&self, grant: &[(&str, &str)]) -> Result<Answer, Error> {
         let endpoint = Url::parse(&self.server.token_endpoint)
             .map_err(|e| Error::new(ErrorKind::Discovery).with(e))?;
         check_secure(&endpoint)?;
+        let mut answer = self.post(&endpoint, grant, None).await?;
+        if let Some(nonce) = self.nonce_asked(&answer) {
+            tracing::debug!(endpoint = %endpoint, "the server asked for a DPoP nonce");
+            answer = self.post(&endpoint, grant, Some(&nonce)).await?;
+        }
+        if !answer.status.is_success() {
+            return Err(Error::new(ErrorKind::Token).detail(refusal_code(&answer)));
+        }
+        Ok(answer)
+    }
+
+    /// One try: the grant with the client's authentication (a fresh assertion each time, as
+    /// its `jti` is single-use) and, with a DPoP key, a proof.
+    async fn post(
+        &self,
+        endpoint: &Url,
+        grant: &[(&str, &str)],
+        nonce: Option<&str>,
+    ) -> Result<Answer, Error> {
         let method = Method::choose(self.registration, self.key, self.server);
         let id = self.registration.client_id.as_str();
         let mut form: Vec<(&str, &str)> = grant.to_vec();
         let assertion;
-        let mut authorization = None;
+        let mut headers = Vec::new();
         match method {
             Method::None => form.push(("client_id", id)),
-            Method::Basic => authorization = Some(basic(self.registration)?),
+            Method::Basic => headers.push((AUTHORIZATION, basic(self.registration)?)),
             Method::Post => {
                 form.push(("client_id", id));
                 if let Some(secret) = &self.registration.client_secret {
@@ -164,26 +211,55 @@ impl TokenRequest<'_> {
                 form.push(("client_assertion", assertion.expose()));
             }
         }
+        if let Some(key) = self.dpop {
+            let proof = key.proof("POST", endpoint.as_str(), None, nonce)?;
+            headers.push((DPOP, sensitive(proof.expose())?));
+        }
         tracing::debug!(endpoint = %endpoint, ?method, grant = grant[0].1, "token request");
-        let answer = self.http.post_form(&endpoint, &form, authorization).await?;
-        if !answer.status.is_success() {
-            let code = serde_json::from_slice::<ErrorAnswer>(&answer.body)
-                .map(|e| e.error)
-                .unwrap_or_else(|_| answer.status.to_string());
-            return Err(Error::new(ErrorKind::Token).detail(code));
-        }
-        let answer: TokenAnswer = answer.json()?;
-        if !answer.token_type.eq_ignore_ascii_case("bearer") {
-            return Err(Error::new(ErrorKind::Token).detail(answer.token_type));
-        }
+        self.http.post_form(endpoint, &form, headers).await
+    }
+
+    /// The nonce of a refusal that asks for one, when the request carried a proof.
+    fn nonce_asked(&self, answer: &Answer) -> Option<String> {
+        let nonce = answer.headers.get(DPOP_NONCE)?.to_str().ok()?;
+        (self.dpop.is_some()
+            && answer.status.is_client_error()
+            && refusal_code(answer) == "use_dpop_nonce")
+            .then(|| nonce.to_owned())
+    }
+
+    /// The tokens of a success: a DPoP token is bound to the key its request proved, a bearer
+    /// token to none (a server without DPoP ignores the proof).
+    fn tokens(&self, answer: TokenAnswer) -> Result<Tokens, Error> {
+        let dpop_key = match answer.token_type.to_ascii_lowercase().as_str() {
+            "bearer" => None,
+            "dpop" if self.dpop.is_some() => self.dpop.cloned(),
+            _ => return Err(Error::new(ErrorKind::Token).detail(answer.token_type)),
+        };
         Ok(Tokens {
             access_token: Secret::new(answer.access_token),
             refresh_token: answer.refresh_token.map(Secret::new),
             expires_at: answer.expires_in.map(|s| unix_now().saturating_add(s)),
             scope: answer.scope.or_else(|| self.scope.map(str::to_owned)),
             issuer: self.server.issuer.clone(),
+            dpop_key,
         })
     }
+}
+
+/// The OAuth error code of a refused token request, else its status.
+fn refusal_code(answer: &Answer) -> String {
+    serde_json::from_slice::<ErrorAnswer>(&answer.body)
+        .map(|e| e.error)
+        .unwrap_or_else(|_| answer.status.to_string())
+}
+
+/// A header value that holds a secret: never shown by hyper's `Debug`.
+fn sensitive(value: &str) -> Result<HeaderValue, Error> {
+    let mut value =
+        HeaderValue::from_str(value).map_err(|e| Error::new(ErrorKind::Config).with(e))?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// `client_secret_basic`: id and secret form-encoded, then base64 (RFC 6749, section 2.3.1).
@@ -194,10 +270,7 @@ fn basic(registration: &Registration) -> Result<HeaderValue, Error> {
         .as_ref()
         .map_or("", |s| s.expose());
     let pair = format!("{}:{}", encode(&registration.client_id), encode(secret));
-    let mut value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
-        .map_err(|e| Error::new(ErrorKind::Config).with(e))?;
-    value.set_sensitive(true);
-    Ok(value)
+    sensitive(&format!("Basic {}", STANDARD.encode(pair)))
 }
 
 impl PrivateKeyJwt {
@@ -289,6 +362,7 @@ mod tests {
             expires_at,
             scope: Some("a b".into()),
             issuer: "https://as.example".into(),
+            dpop_key: None,
         };
         let margin = Duration::from_secs(60);
         assert!(tokens(Some(unix_now() + 30)).expires_within(margin));

@@ -9,6 +9,7 @@ mod body;
 mod call;
 mod h1;
 mod pool;
+mod proof;
 mod stale;
 
 use std::fmt;
@@ -29,12 +30,13 @@ use mcp_streamable_protocol::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 
-use crate::auth::AuthContext;
+use crate::auth::{AuthContext, ProofContext};
 use crate::config::Config;
 use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
 use crate::headers::JSON;
 use crate::shape::{self, MetaHeaders};
 use pool::Pool;
+use proof::{Credentials, DPOP, Nonce};
 use stale::Counting;
 
 pub(crate) use body::{Body, BodyError};
@@ -93,6 +95,8 @@ pub(crate) struct Http {
     /// The `Host` header of every HTTP/1.1 request, made once: hyper-util would format it
     /// anew for each request to a URL with a port.
     host: Option<HeaderValue>,
+    /// The server's last DPoP nonce, for the auth provider's proofs.
+    nonce: Nonce,
     pub(crate) config: Config,
 }
 
@@ -144,6 +148,7 @@ impl Http {
             client,
             fresh,
             host: host_header(&config),
+            nonce: Nonce::default(),
             config,
         })
     }
@@ -174,12 +179,26 @@ impl Http {
     pub(crate) async fn exchange(&self, call: &Call<'_>) -> Result<Response<Body>, Error> {
         let mut auth = self.authorization(AuthContext::default()).await?;
         // One retry after a 401 and one after a 403 `insufficient_scope`: a token granted after
-        // the 401 may still lack a scope.
-        let (mut refreshed, mut stepped_up) = (false, false);
+        // the 401 may still lack a scope. One more after a 401 asking for a DPoP nonce.
+        let (mut refreshed, mut stepped_up, mut nonced) = (false, false, false);
         loop {
-            let response = tokio::time::timeout(call.timeout, self.send(call, auth.as_ref()))
+            let credentials = Credentials {
+                proof: self.proof(call, auth.as_ref())?,
+                authorization: auth.clone(),
+            };
+            let response = tokio::time::timeout(call.timeout, self.send(call, &credentials))
                 .await
                 .map_err(|_| Error::timeout(call.deadline))??;
+            if self.config.auth.is_some() {
+                self.nonce.remember(response.headers());
+            }
+            if credentials.proof.is_some()
+                && proof::asks_for_nonce(&response)
+                && !std::mem::replace(&mut nonced, true)
+            {
+                tracing::debug!("server asked for a DPoP nonce; retrying with it");
+                continue;
+            }
             let retry = match refusal_of_authorization(&response) {
                 Some(StatusCode::UNAUTHORIZED) => !std::mem::replace(&mut refreshed, true),
                 Some(_) => !std::mem::replace(&mut stepped_up, true),
@@ -206,28 +225,31 @@ impl Http {
     /// (RFC 9112, section 9.3.1.1: no byte of a response came back on a reused connection, so
     /// the server did not act on it). Only then: any other failure may follow a request the
     /// server acted on.
+    ///
+    /// A request sent again so carries the same DPoP proof: the server did not act on the
+    /// first.
     async fn send(
         &self,
         call: &Call<'_>,
-        auth: Option<&HeaderValue>,
+        credentials: &Credentials,
     ) -> Result<Response<Body>, Error> {
         if let Some(pool) = self.pool.as_ref().filter(|_| self.pools(call.uri)) {
-            let head = |out: &mut Vec<u8>| self.write_head(call, auth, out);
+            let head = |out: &mut Vec<u8>| self.write_head(call, credentials, out);
             let body = call.body.as_ref();
             let (parts, body) = pool.send(&head, body).await?;
             return Ok(Response::from_parts(parts, Body::pooled(body)));
         }
         // Boxed: its state would enlarge every request's.
-        Box::pin(self.send_through_client(call, auth)).await
+        Box::pin(self.send_through_client(call, credentials)).await
     }
 
     /// Sends the request through hyper-util's client.
     async fn send_through_client(
         &self,
         call: &Call<'_>,
-        auth: Option<&HeaderValue>,
+        credentials: &Credentials,
     ) -> Result<Response<Body>, Error> {
-        let request = || self.request(call, auth);
+        let request = || self.request(call, credentials);
         match self.client.request(request()).await {
             Ok(response) => Ok(response.map(Body::new)),
             Err(e) if stale::met_stale_connection(&e) => {
@@ -292,15 +314,31 @@ impl Http {
         }
     }
 
+    /// The auth provider's DPoP proof for one try of `call`, with the server's last nonce.
+    fn proof(
+        &self,
+        call: &Call<'_>,
+        authorization: Option<&HeaderValue>,
+    ) -> Result<Option<HeaderValue>, Error> {
+        let Some(provider) = &self.config.auth else {
+            return Ok(None);
+        };
+        let nonce = self.nonce.current();
+        let context = ProofContext::new(&call.method, call.uri, authorization, nonce.as_ref());
+        provider
+            .proof(&context)
+            .map_err(|e| Error::new(Kind::Auth).with(e))
+    }
+
     /// The request `call` describes, for hyper-util's client.
-    fn request(&self, call: &Call<'_>, auth: Option<&HeaderValue>) -> Request<Full<Bytes>> {
+    fn request(&self, call: &Call<'_>, credentials: &Credentials) -> Request<Full<Bytes>> {
         // Built in place rather than through `Request::builder`, which moves the request's
         // parts at each step.
         let mut request = Request::new(Full::new(call.body.clone().unwrap_or_default()));
         *request.method_mut() = call.method.clone();
         *request.uri_mut() = call.uri.clone();
         let headers = request.headers_mut();
-        self.each_header(call, auth, |name, value| {
+        self.each_header(call, credentials, |name, value| {
             headers.append(name, value.clone());
         });
         request
@@ -309,10 +347,12 @@ impl Http {
     /// Writes the head of the request `call` describes, for a connection of the [`Pool`]: the
     /// URI in origin form (its path and query), as the request goes to the connection's own
     /// origin.
-    fn write_head(&self, call: &Call<'_>, auth: Option<&HeaderValue>, out: &mut Vec<u8>) {
+    fn write_head(&self, call: &Call<'_>, credentials: &Credentials, out: &mut Vec<u8>) {
         let target = call.uri.path_and_query().map_or("/", |p| p.as_str());
         h1::write_request_line(&call.method, target, out);
-        self.each_header(call, auth, |name, value| h1::write_field(&name, value, out));
+        self.each_header(call, credentials, |name, value| {
+            h1::write_field(&name, value, out)
+        });
         h1::write_end(call.body.as_ref().map(Bytes::len), out);
     }
 
@@ -322,7 +362,7 @@ impl Http {
     fn each_header(
         &self,
         call: &Call<'_>,
-        auth: Option<&HeaderValue>,
+        credentials: &Credentials,
         mut each: impl FnMut(HeaderName, &HeaderValue),
     ) {
         let host = self.host.as_ref().filter(|_| self.same_origin(call.uri));
@@ -331,7 +371,8 @@ impl Http {
             .map(|m| &m.version)
             .or(call.session.version.as_ref());
         let own = [
-            (AUTHORIZATION, auth),
+            (AUTHORIZATION, credentials.authorization.as_ref()),
+            (DPOP, credentials.proof.as_ref()),
             (ACCEPT, Some(&call.accept)),
             (CONTENT_TYPE, call.body.as_ref().map(|_| &CONTENT_TYPE_JSON)),
             (MCP_SESSION_ID, call.session.id.as_ref()),

@@ -18,6 +18,8 @@ pub(crate) struct Seen {
     /// Path and query.
     pub(crate) target: String,
     pub(crate) authorization: Option<String>,
+    /// The `DPoP` proof, if any.
+    pub(crate) dpop: Option<String>,
     pub(crate) body: String,
 }
 
@@ -127,15 +129,18 @@ async fn answer(
 ) -> Response<Full<Bytes>> {
     let method = req.method().to_string();
     let target = req.uri().to_string();
-    let authorization = req
-        .headers()
-        .get("authorization")
-        .map(|v| v.to_str().unwrap().to_owned());
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let (authorization, dpop) = (header("authorization"), header("dpop"));
     let body = req.into_body().collect().await.unwrap().to_bytes();
     let seen = Seen {
         method,
         target,
         authorization,
+        dpop,
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     log.lock().unwrap().push(seen.clone());

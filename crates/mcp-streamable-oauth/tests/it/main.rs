@@ -1,6 +1,8 @@
 //! Integration tests: the provider against a fake authorization server and resource on
 //! loopback, asked as the transport asks it.
 
+mod dpop;
 mod fake;
+mod federation;
 mod flows;
 mod world;

@@ -34,6 +34,10 @@ pub(crate) struct Options {
     pub(crate) forgotten_clients: Vec<String>,
     /// Whether token answers carry a refresh token.
     pub(crate) refresh_tokens: bool,
+    /// Whether a token request with a DPoP proof gets a DPoP token.
+    pub(crate) dpop: bool,
+    /// The nonce the token endpoint demands in DPoP proofs, if any.
+    pub(crate) dpop_nonce: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -50,6 +54,8 @@ impl Default for Options {
             expires_in: 3600,
             forgotten_clients: Vec::new(),
             refresh_tokens: true,
+            dpop: false,
+            dpop_nonce: None,
         }
     }
 }
@@ -119,7 +125,27 @@ fn route(
                 body: String::new(),
             }
         }
+        "/idp/token" => {
+            let n = tokens.fetch_add(1, Ordering::SeqCst) + 1;
+            json(json!({
+                "access_token": format!("jag-{n}"),
+                "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                "token_type": "N_A",
+            }))
+        }
         "/token" => {
+            if let Some(nonce) = o.dpop_nonce
+                && seen
+                    .dpop
+                    .as_deref()
+                    .map(claims)
+                    .is_some_and(|c| c["nonce"] != nonce)
+            {
+                let mut refused = json(json!({"error": "use_dpop_nonce"}));
+                refused.status = 400;
+                refused.headers.push(("dpop-nonce", nonce.into()));
+                return refused;
+            }
             let client = seen.param("client_id").unwrap_or_default();
             if o.forgotten_clients.contains(&client) {
                 let mut refused = json(json!({"error": "invalid_client"}));
@@ -127,9 +153,10 @@ fn route(
                 return refused;
             }
             let n = tokens.fetch_add(1, Ordering::SeqCst) + 1;
+            let bound = o.dpop && seen.dpop.is_some();
             let mut answer = json!({
                 "access_token": format!("at-{n}"),
-                "token_type": "Bearer",
+                "token_type": if bound { "DPoP" } else { "Bearer" },
                 "expires_in": o.expires_in,
                 "refresh_token": format!("rt-{n}"),
             });
@@ -143,6 +170,16 @@ fn route(
         }
         _ => status(404),
     }
+}
+
+/// The claims of a JWT, unverified.
+pub(crate) fn claims(jwt: &str) -> serde_json::Value {
+    use base64::Engine;
+    let payload = jwt.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
 }
 
 /// A browser that follows the authorization redirect at once: GETs the URL and returns the
