@@ -5,7 +5,7 @@
 use std::{error::Error, fmt};
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use http_body_util::Full;
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -96,7 +96,8 @@ impl From<TokenErrorKind> for TokenError {
 pub struct Refusal {
     kind: RefusalKind,
     challenge: Option<HeaderValue>,
-    source: Option<TokenError>,
+    nonce: Option<HeaderValue>,
+    source: Option<BoxError>,
 }
 
 /// The reason for a [`Refusal`].
@@ -119,24 +120,38 @@ pub enum RefusalKind {
     InsufficientScope,
     /// The verifier could not decide: a 503, without a challenge.
     Unavailable,
+    /// The DPoP proof is missing, malformed or does not fit the request (RFC 9449 §7.1,
+    /// `error="invalid_dpop_proof"`): a bad signature, another method or URL, an `iat` out of
+    /// the window, a `jti` used before, a wrong `ath`.
+    InvalidDpopProof,
+    /// The DPoP proof lacks a nonce this server gave, or its nonce is stale (RFC 9449 §9,
+    /// `error="use_dpop_nonce"`): the answer carries a fresh one in `DPoP-Nonce`.
+    UseDpopNonce,
+    /// The token's key binding does not fit how it was presented: a token bound to a key
+    /// (`cnf.jkt`) sent as `Bearer`, a token bound to none sent as `DPoP`, or a proof signed by
+    /// another key than the token's.
+    TokenBinding,
 }
 
 impl RefusalKind {
     /// The `error` code of RFC 6750 §3.1, where one applies.
-    fn code(self) -> Option<&'static str> {
+    pub(crate) fn code(self) -> Option<&'static str> {
         match self {
             RefusalKind::MissingToken | RefusalKind::Unavailable => None,
             RefusalKind::MalformedToken
             | RefusalKind::InvalidToken
             | RefusalKind::ExpiredToken
-            | RefusalKind::WrongAudience => Some("invalid_token"),
+            | RefusalKind::WrongAudience
+            | RefusalKind::TokenBinding => Some("invalid_token"),
             RefusalKind::InsufficientScope => Some("insufficient_scope"),
+            RefusalKind::InvalidDpopProof => Some("invalid_dpop_proof"),
+            RefusalKind::UseDpopNonce => Some("use_dpop_nonce"),
         }
     }
 
     /// The `error_description`: fixed text, so that nothing a client sent is echoed back and the
     /// characters stay within what RFC 6750 allows (no `"` nor `\`).
-    fn description(self) -> &'static str {
+    pub(crate) fn description(self) -> &'static str {
         match self {
             RefusalKind::MissingToken => "the request has no bearer token",
             RefusalKind::MalformedToken => "the bearer credentials are malformed",
@@ -145,6 +160,11 @@ impl RefusalKind {
             RefusalKind::WrongAudience => "the access token was not issued for this resource",
             RefusalKind::InsufficientScope => "the access token lacks a required scope",
             RefusalKind::Unavailable => "the token could not be verified now; retry later",
+            RefusalKind::InvalidDpopProof => "the DPoP proof is invalid",
+            RefusalKind::UseDpopNonce => "the DPoP proof needs the nonce this server provides",
+            RefusalKind::TokenBinding => {
+                "the access token's key binding does not match the request"
+            }
         }
     }
 
@@ -164,7 +184,7 @@ impl RefusalKind {
     }
 
     /// Every kind, for building the challenges once.
-    pub(crate) const ALL: [RefusalKind; 7] = [
+    pub(crate) const ALL: [RefusalKind; 10] = [
         RefusalKind::MissingToken,
         RefusalKind::MalformedToken,
         RefusalKind::InvalidToken,
@@ -172,6 +192,9 @@ impl RefusalKind {
         RefusalKind::WrongAudience,
         RefusalKind::InsufficientScope,
         RefusalKind::Unavailable,
+        RefusalKind::InvalidDpopProof,
+        RefusalKind::UseDpopNonce,
+        RefusalKind::TokenBinding,
     ];
 }
 
@@ -180,12 +203,20 @@ impl Refusal {
         Refusal {
             kind,
             challenge,
+            nonce: None,
             source: None,
         }
     }
 
-    pub(crate) fn with_source(mut self, source: TokenError) -> Refusal {
-        self.source = Some(source);
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Refusal {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// Sends `nonce` in `DPoP-Nonce`, for the client's next proofs.
+    #[cfg(feature = "dpop")]
+    pub(crate) fn with_nonce(mut self, nonce: Option<HeaderValue>) -> Refusal {
+        self.nonce = nonce;
         self
     }
 
@@ -204,7 +235,10 @@ impl Refusal {
             | RefusalKind::MalformedToken
             | RefusalKind::InvalidToken
             | RefusalKind::ExpiredToken
-            | RefusalKind::WrongAudience => StatusCode::UNAUTHORIZED,
+            | RefusalKind::WrongAudience
+            | RefusalKind::InvalidDpopProof
+            | RefusalKind::UseDpopNonce
+            | RefusalKind::TokenBinding => StatusCode::UNAUTHORIZED,
         }
     }
 
@@ -213,8 +247,13 @@ impl Refusal {
         self.challenge.as_ref()
     }
 
-    /// The answer: [`status`](Refusal::status), the challenge and a JSON body with `error` (when
-    /// there is a code) and `error_description`.
+    /// The nonce for the client's next DPoP proofs (`DPoP-Nonce`), when the answer has one.
+    pub fn dpop_nonce(&self) -> Option<&HeaderValue> {
+        self.nonce.as_ref()
+    }
+
+    /// The answer: [`status`](Refusal::status), the challenge, the `DPoP-Nonce` when there is
+    /// one, and a JSON body with `error` (when there is a code) and `error_description`.
     ///
     /// ```
     /// # async fn f() {
@@ -268,6 +307,9 @@ impl Refusal {
         if let Some(challenge) = &self.challenge {
             headers.insert(header::WWW_AUTHENTICATE, challenge.clone());
         }
+        if let Some(nonce) = &self.nonce {
+            headers.insert(HeaderName::from_static("dpop-nonce"), nonce.clone());
+        }
         response
     }
 }
@@ -281,45 +323,8 @@ impl fmt::Display for Refusal {
 
 impl Error for Refusal {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
-        self.source.as_ref().map(|e| e as &(dyn Error + 'static))
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
     }
-}
-
-/// The `WWW-Authenticate` value for `kind`: `Bearer resource_metadata="..."`, then `scope` when
-/// scopes are required (a 401 says which to ask for, a 403 which are missing), then `error` and
-/// `error_description` when the kind has a code. `None` for a kind without a challenge, or when
-/// the values cannot make a header (which the guard's builder rules out).
-pub(crate) fn challenge(kind: RefusalKind, metadata_url: &str, scope: &str) -> Option<HeaderValue> {
-    if !kind.has_challenge() {
-        return None;
-    }
-    let mut value = String::with_capacity(128 + metadata_url.len() + scope.len());
-    value.push_str("Bearer resource_metadata=");
-    push_quoted(&mut value, metadata_url);
-    if !scope.is_empty() {
-        value.push_str(", scope=");
-        push_quoted(&mut value, scope);
-    }
-    if let Some(code) = kind.code() {
-        value.push_str(", error=");
-        push_quoted(&mut value, code);
-        value.push_str(", error_description=");
-        push_quoted(&mut value, kind.description());
-    }
-    HeaderValue::from_str(&value).ok()
-}
-
-/// Appends `text` as an HTTP `quoted-string` (RFC 9110 §5.6.4): `"` and `\` are escaped with a
-/// backslash. Control characters cannot be quoted; the guard's builder refuses them earlier.
-pub(crate) fn push_quoted(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
 }
 
 /// A setting refused when building a [`Guard`](crate::Guard) or, with the `jwt` feature, a
@@ -361,6 +366,13 @@ pub enum ConfigError {
     InsecureJwksUrl,
     /// The TLS client could not be set up.
     Tls,
+    /// The DPoP public origin is not `http` or `https` with a host, and nothing else (no path,
+    /// query, fragment or user information).
+    InvalidPublicOrigin,
+    /// DPoP is configured with no algorithm to accept.
+    NoDpopAlgorithm,
+    /// The system's random source failed, so no key could be drawn (for DPoP nonces).
+    Random,
 }
 
 impl fmt::Display for ConfigError {
@@ -388,6 +400,11 @@ impl fmt::Display for ConfigError {
                 f.write_str("jwks url is plain http to a host other than the loopback")
             }
             ConfigError::Tls => f.write_str("tls client could not be set up"),
+            ConfigError::InvalidPublicOrigin => {
+                f.write_str("public origin is not an http or https origin")
+            }
+            ConfigError::NoDpopAlgorithm => f.write_str("no dpop algorithm allowed"),
+            ConfigError::Random => f.write_str("random source failed"),
         }
     }
 }
@@ -465,60 +482,46 @@ impl Error for JwksError {
     }
 }
 
+/// A [`ReplayCache`](crate::dpop::ReplayCache) that could not say whether a proof was used
+/// before (its storage out of reach, or full): the guard answers 503, since letting the proof
+/// through could let a replay through.
+#[cfg(feature = "dpop")]
+#[derive(Debug, Default)]
+pub struct ReplayError {
+    source: Option<BoxError>,
+}
+
+#[cfg(feature = "dpop")]
+impl ReplayError {
+    /// An error without a source.
+    pub fn new() -> ReplayError {
+        ReplayError::default()
+    }
+
+    /// Attaches the underlying error, for the logs (`Error::source`).
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> ReplayError {
+        self.source = Some(source.into());
+        self
+    }
+}
+
+#[cfg(feature = "dpop")]
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("replay cache unavailable")
+    }
+}
+
+#[cfg(feature = "dpop")]
+impl Error for ReplayError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn Error + 'static))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const URL: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
-
-    #[test]
-    fn challenges_row_by_row() {
-        let rows = [
-            (
-                RefusalKind::MissingToken,
-                "",
-                format!(r#"Bearer resource_metadata="{URL}""#),
-            ),
-            (
-                RefusalKind::MissingToken,
-                "mcp:read",
-                format!(r#"Bearer resource_metadata="{URL}", scope="mcp:read""#),
-            ),
-            (
-                RefusalKind::MalformedToken,
-                "",
-                format!(
-                    r#"Bearer resource_metadata="{URL}", error="invalid_token", error_description="the bearer credentials are malformed""#
-                ),
-            ),
-            (
-                RefusalKind::ExpiredToken,
-                "a b",
-                format!(
-                    r#"Bearer resource_metadata="{URL}", scope="a b", error="invalid_token", error_description="the access token expired""#
-                ),
-            ),
-            (
-                RefusalKind::InsufficientScope,
-                "a b",
-                format!(
-                    r#"Bearer resource_metadata="{URL}", scope="a b", error="insufficient_scope", error_description="the access token lacks a required scope""#
-                ),
-            ),
-        ];
-        for (kind, scope, expected) in rows {
-            let value = challenge(kind, URL, scope).expect("a challenge");
-            assert_eq!(value.to_str().unwrap(), expected, "{kind:?}");
-        }
-        assert_eq!(challenge(RefusalKind::Unavailable, URL, "a"), None);
-    }
-
-    #[test]
-    fn quoting_escapes_quotes_and_backslashes() {
-        let mut out = String::new();
-        push_quoted(&mut out, r#"a"b\c"#);
-        assert_eq!(out, r#""a\"b\\c""#);
-    }
 
     #[test]
     fn descriptions_stay_within_the_rfc_6750_characters() {
@@ -564,7 +567,10 @@ mod tests {
             ),
         ];
         for (kind, status, body) in rows {
-            let refusal = Refusal::new(kind, challenge(kind, URL, ""));
+            let challenge = kind
+                .has_challenge()
+                .then(|| HeaderValue::from_static("Bearer"));
+            let refusal = Refusal::new(kind, challenge);
             let response = refusal.to_response();
             assert_eq!(response.status(), status, "{kind:?}");
             assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");

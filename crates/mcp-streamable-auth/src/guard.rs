@@ -4,21 +4,22 @@
 use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response, header};
+use http::{HeaderMap, Method, Response, Uri};
 use http_body_util::Full;
 
 use crate::{
     ConfigError, DEFAULT_CACHE_TTL, DEFAULT_CACHED_TOKENS, MetadataService, Principal, Refusal,
     RefusalKind, RequireBearerLayer, ResourceMetadata, TokenVerifier,
     cache::TokenCache,
-    error::challenge,
+    challenge::{Challenges, Context, Scheme, challenge},
     metadata::{self, WELL_KNOWN_PREFIX, parse_resource, split_http_url, well_known_path},
 };
+pub use credentials::MAX_TOKEN_BYTES;
+use credentials::{Accepted, credentials};
 
-/// Bearer credentials longer than this are refused as malformed before reaching the verifier.
-/// Real access tokens, JWTs with many claims included, stay well under it; the bound keeps a
-/// client from making the verifier decode megabytes.
-pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+mod credentials;
+#[cfg(feature = "dpop")]
+mod dpop;
 
 /// The resource server's side of MCP authorization: checks the bearer token of a request and
 /// knows the protected resource metadata that tells clients where to get one.
@@ -69,9 +70,11 @@ struct Inner {
     metadata_url: String,
     metadata_paths: Vec<String>,
     required_scopes: Vec<String>,
-    challenges: [Option<HeaderValue>; RefusalKind::ALL.len()],
+    challenges: Challenges,
     verifier: Arc<dyn TokenVerifier>,
     cache: TokenCache,
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::dpop::Checker>,
 }
 
 impl fmt::Debug for Guard {
@@ -80,6 +83,7 @@ impl fmt::Debug for Guard {
             .field("resource", &self.inner.metadata.resource)
             .field("metadata_url", &self.inner.metadata_url)
             .field("required_scopes", &self.inner.required_scopes)
+            .field("accepted", &self.accepted())
             .finish_non_exhaustive()
     }
 }
@@ -97,9 +101,42 @@ pub struct GuardBuilder {
     root_metadata: bool,
     cached_tokens: usize,
     cache_ttl: Duration,
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::dpop::Config>,
 }
 
 impl GuardBuilder {
+    /// Accepts DPoP-bound tokens with their proofs (RFC 9449), as `config` says: beside bearer
+    /// tokens by default, or instead of them ([`required`](crate::dpop::Config::required)).
+    /// Off unless given. Feature `dpop`.
+    ///
+    /// ```
+    /// # use mcp_streamable_auth::{Guard, Principal, VerifyFuture};
+    /// # struct V;
+    /// # impl mcp_streamable_auth::TokenVerifier for V {
+    /// #     fn verify<'a>(&'a self, _: &'a str) -> VerifyFuture<'a> { Box::pin(async { Ok(Principal::new("a")) }) }
+    /// # }
+    /// use mcp_streamable_auth::dpop;
+    ///
+    /// let guard = Guard::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .dpop(dpop::Config::default().algorithms([dpop::Algorithm::ES256]))
+    ///     .build(V)?;
+    /// # let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    /// let refusal = runtime.block_on(guard.check(&http::HeaderMap::new())).unwrap_err();
+    /// assert_eq!(
+    ///     refusal.www_authenticate().unwrap(),
+    ///     r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", DPoP algs="ES256", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "dpop")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+    pub fn dpop(mut self, config: crate::dpop::Config) -> GuardBuilder {
+        self.dpop = Some(config);
+        self
+    }
+
     /// How many accepted tokens the guard remembers, so that a token sent again is not
     /// verified again (0: verify every request). A remembered token is taken at its word until
     /// it expires or [`cache_ttl`](Self::cache_ttl) runs out. Default:
@@ -202,14 +239,25 @@ impl GuardBuilder {
         if self.root_metadata && metadata_paths[0] != WELL_KNOWN_PREFIX {
             metadata_paths.push(WELL_KNOWN_PREFIX.to_owned());
         }
+        #[cfg(feature = "dpop")]
+        let dpop = match self.dpop {
+            Some(config) => Some(crate::dpop::Checker::new(config, resource.origin)?),
+            None => None,
+        };
         let scope = self.required_scopes.join(" ");
-        let mut challenges: [Option<HeaderValue>; RefusalKind::ALL.len()] = Default::default();
-        for (slot, kind) in challenges.iter_mut().zip(RefusalKind::ALL) {
-            *slot = challenge(kind, &metadata_url, &scope);
-            if kind.has_challenge() && slot.is_none() {
-                return Err(ConfigError::InvalidHeaderValue);
-            }
-        }
+        #[cfg(feature = "dpop")]
+        let (bearer, algs) = match &dpop {
+            Some(dpop) => (dpop.accepts_bearer(), Some(dpop.algs())),
+            None => (true, None),
+        };
+        #[cfg(not(feature = "dpop"))]
+        let (bearer, algs) = (true, None);
+        let challenges = Challenges::new(Context {
+            metadata_url: &metadata_url,
+            scope: &scope,
+            bearer,
+            algs,
+        })?;
 
         let metadata = ResourceMetadata {
             resource: self.resource.clone(),
@@ -230,6 +278,8 @@ impl GuardBuilder {
                 challenges,
                 verifier: Arc::new(verifier),
                 cache: TokenCache::new(self.cached_tokens, self.cache_ttl),
+                #[cfg(feature = "dpop")]
+                dpop,
             }),
         })
     }
@@ -250,30 +300,85 @@ impl Guard {
             root_metadata: true,
             cached_tokens: DEFAULT_CACHED_TOKENS,
             cache_ttl: DEFAULT_CACHE_TTL,
+            #[cfg(feature = "dpop")]
+            dpop: None,
         }
     }
 
     /// Checks the request's bearer token: present once, well formed, accepted by the verifier,
     /// with every required scope.
+    ///
+    /// This sees the headers alone, so it cannot check a DPoP proof (which names the request's
+    /// method and URL): `Authorization: DPoP` is refused here with `invalid_dpop_proof`. A guard
+    /// configured for DPoP is called through [`check_request`](Guard::check_request), as
+    /// [`RequireBearer`](crate::RequireBearer) does.
     pub async fn check(&self, headers: &HeaderMap) -> Result<Principal, Refusal> {
-        let token = bearer_token(headers).map_err(|kind| {
+        self.check_with(None, headers).await
+    }
+
+    /// Checks the request's credentials: a bearer token as [`check`](Guard::check) does or,
+    /// with DPoP configured ([`GuardBuilder::dpop`]), a DPoP-bound token and its proof for
+    /// `method` and `uri` (of which only the path is read: see
+    /// [`dpop::Config::public_origin`](crate::dpop::Config::public_origin)).
+    pub async fn check_request(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<Principal, Refusal> {
+        self.check_with(Some((method, uri)), headers).await
+    }
+
+    async fn check_with(
+        &self,
+        target: Option<(&Method, &Uri)>,
+        headers: &HeaderMap,
+    ) -> Result<Principal, Refusal> {
+        let (scheme, token) = credentials(headers, self.accepted()).map_err(|(scheme, kind)| {
             tracing::debug!(reason = ?kind, "request refused");
-            self.refusal(kind)
+            self.refusal(kind, scheme)
         })?;
-        let cached = self.inner.cache.get(token);
-        let verified = match cached {
-            Some(principal) => Ok(principal),
-            None => self
-                .inner
-                .verifier
-                .verify(token)
-                .await
-                .inspect(|principal| {
-                    self.inner.cache.put(token, principal);
-                }),
+        #[cfg(feature = "dpop")]
+        let proof = match scheme {
+            Scheme::Dpop => Some(self.proof(target, headers, token)?),
+            Scheme::Bearer => None,
         };
-        let principal = match verified {
-            Ok(principal) => principal,
+        #[cfg(not(feature = "dpop"))]
+        let _ = target;
+        let principal = self.principal(token, scheme).await?;
+        match scheme {
+            Scheme::Bearer if principal.jkt.is_some() => {
+                tracing::debug!(subject = %principal.subject, "dpop-bound token sent as bearer");
+                return Err(self.refusal(RefusalKind::TokenBinding, scheme));
+            }
+            Scheme::Bearer => {}
+            #[cfg(feature = "dpop")]
+            Scheme::Dpop => {
+                if let Some(proof) = proof {
+                    self.bind(&principal, proof).await?;
+                }
+            }
+            #[cfg(not(feature = "dpop"))]
+            Scheme::Dpop => {}
+        }
+        let required = &self.inner.required_scopes;
+        if let Some(missing) = required.iter().find(|scope| !principal.has_scope(scope)) {
+            tracing::debug!(subject = %principal.subject, missing = %missing, "token lacks a scope");
+            return Err(self.refusal(RefusalKind::InsufficientScope, scheme));
+        }
+        Ok(principal)
+    }
+
+    /// The principal of `token`: remembered, or from the verifier.
+    async fn principal(&self, token: &str, scheme: Scheme) -> Result<Principal, Refusal> {
+        if let Some(principal) = self.inner.cache.get(token) {
+            return Ok(principal);
+        }
+        match self.inner.verifier.verify(token).await {
+            Ok(principal) => {
+                self.inner.cache.put(token, &principal);
+                Ok(principal)
+            }
             Err(error) => {
                 let kind = RefusalKind::of_token_error(error.kind());
                 if kind == RefusalKind::Unavailable {
@@ -281,15 +386,38 @@ impl Guard {
                 } else {
                     tracing::debug!(reason = ?kind, source = ?std::error::Error::source(&error), "token refused");
                 }
-                return Err(self.refusal(kind).with_source(error));
+                Err(self.refusal(kind, scheme).with_source(error))
             }
-        };
-        let required = &self.inner.required_scopes;
-        if let Some(missing) = required.iter().find(|scope| !principal.has_scope(scope)) {
-            tracing::debug!(subject = %principal.subject, missing = %missing, "token lacks a scope");
-            return Err(self.refusal(RefusalKind::InsufficientScope));
         }
-        Ok(principal)
+    }
+
+    /// The schemes this guard takes.
+    fn accepted(&self) -> Accepted {
+        #[cfg(feature = "dpop")]
+        if let Some(dpop) = &self.inner.dpop {
+            return Accepted {
+                bearer: dpop.accepts_bearer(),
+                dpop: true,
+            };
+        }
+        Accepted {
+            bearer: true,
+            dpop: false,
+        }
+    }
+
+    /// The challenges' context, naming `scope`.
+    fn context<'a>(&'a self, scope: &'a str) -> Context<'a> {
+        let accepted = self.accepted();
+        Context {
+            metadata_url: &self.inner.metadata_url,
+            scope,
+            bearer: accepted.bearer,
+            #[cfg(feature = "dpop")]
+            algs: self.inner.dpop.as_ref().map(|dpop| dpop.algs()),
+            #[cfg(not(feature = "dpop"))]
+            algs: None,
+        }
     }
 
     /// A 403 `insufficient_scope` refusal whose challenge names `scopes`: for an operation that
@@ -327,18 +455,20 @@ impl Guard {
             }
         }
         let kind = RefusalKind::InsufficientScope;
-        match challenge(kind, &self.inner.metadata_url, &scope) {
+        // The scheme the guard expects; a guard that takes both says it for bearer clients.
+        let scheme = if self.accepted().bearer {
+            Scheme::Bearer
+        } else {
+            Scheme::Dpop
+        };
+        match challenge(kind, scheme, self.context(&scope)) {
             Some(value) => Refusal::new(kind, Some(value)),
-            None => self.refusal(kind),
+            None => self.refusal(kind, scheme),
         }
     }
 
-    fn refusal(&self, kind: RefusalKind) -> Refusal {
-        let index = RefusalKind::ALL
-            .iter()
-            .position(|k| *k == kind)
-            .unwrap_or_default();
-        Refusal::new(kind, self.inner.challenges[index].clone())
+    fn refusal(&self, kind: RefusalKind, scheme: Scheme) -> Refusal {
+        Refusal::new(kind, self.inner.challenges.get(kind, scheme))
     }
 
     /// The resource URL, as configured.
@@ -401,38 +531,6 @@ impl Guard {
     pub fn layer(&self) -> RequireBearerLayer {
         RequireBearerLayer::new(self.clone())
     }
-}
-
-/// The token of the request's one `Authorization: Bearer` header, or why there is none.
-fn bearer_token(headers: &HeaderMap) -> Result<&str, RefusalKind> {
-    let mut values = headers.get_all(header::AUTHORIZATION).iter();
-    let value = values.next().ok_or(RefusalKind::MissingToken)?;
-    if values.next().is_some() {
-        return Err(RefusalKind::MalformedToken);
-    }
-    let bytes = value.as_bytes();
-    let (scheme, rest) = match bytes.iter().position(|&b| b == b' ') {
-        Some(space) => (&bytes[..space], &bytes[space..]),
-        None => (bytes, &b""[..]),
-    };
-    if !scheme.eq_ignore_ascii_case(b"bearer") {
-        // Another scheme (`Basic`): the client does not know what this server wants yet.
-        return Err(RefusalKind::MissingToken);
-    }
-    let token = rest.trim_ascii();
-    if token.is_empty() || token.len() > MAX_TOKEN_BYTES || !is_b64token(token) {
-        return Err(RefusalKind::MalformedToken);
-    }
-    std::str::from_utf8(token).map_err(|_| RefusalKind::MalformedToken)
-}
-
-/// RFC 6750 §2.1: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
-fn is_b64token(token: &[u8]) -> bool {
-    let end = token.iter().rposition(|&b| b != b'=').map_or(0, |i| i + 1);
-    end > 0
-        && token[..end]
-            .iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
 }
 
 /// RFC 6749 §3.3: `1*( %x21 / %x23-5B / %x5D-7E )`.

@@ -44,7 +44,7 @@ impl<S> Layer<S> for RequireBearerLayer {
 ///    ([`Guard::metadata_response`]); the inner service never sees it;
 /// 2. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) goes to the inner service
 ///    unchecked, since browsers never send credentials with one;
-/// 3. anything else is checked with [`Guard::check`]: a refusal is answered here
+/// 3. anything else is checked with [`Guard::check_request`]: a refusal is answered here
 ///    ([`Refusal::to_response`](crate::Refusal::to_response)), a success puts the
 ///    [`Principal`](crate::Principal) into the request's extensions and calls the inner service.
 ///
@@ -145,7 +145,8 @@ where
         }
         let guard = self.guard.clone();
         Box::pin(async move {
-            match guard.check(request.headers()).await {
+            let (method, uri, headers) = (request.method(), request.uri(), request.headers());
+            match guard.check_request(method, uri, headers).await {
                 Ok(principal) => {
                     request.extensions_mut().insert(principal);
                     Ok(inner.call(request).await?.map(ResponseBody::inner))

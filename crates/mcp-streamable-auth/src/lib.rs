@@ -13,9 +13,12 @@
 //!   [`Principal`] in the request's extensions.
 //! - With the `jwt` feature, [`jwt::JwtVerifier`] verifies JWT access tokens against the
 //!   authorization server's key set (JWKS): issuer, audience, expiry, signature.
+//! - With the `dpop` feature, the guard takes DPoP-bound tokens (RFC 9449) and their proofs
+//!   ([`GuardBuilder::dpop`], the [`dpop`] module): a stolen token is useless without the
+//!   client's key. A token bound to a key is never taken as `Bearer`, with DPoP configured or not.
 //!
-//! A server binds each session to [`Principal::key`] and treats a session used with another
-//! principal's token as unknown.
+//! A server binds each session to [`Principal::key`] (which includes a DPoP key's thumbprint)
+//! and treats a session used with another principal's token as unknown.
 //!
 //! # Around any service
 //!
@@ -101,6 +104,8 @@
 //!
 //! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and
 //!   hyper-util's client (https through rustls) for the key set.
+//! - `dpop` (off by default): [`dpop`], with `jsonwebtoken` (pure-Rust crypto), `sha2`, `hmac`
+//!   and `getrandom`; no HTTP client.
 //!
 //! # What is left to the server
 //!
@@ -109,9 +114,19 @@
 //! authorization server: this crate never issues tokens.
 
 #![deny(missing_docs, missing_debug_implementations)]
+// The docs link items behind features; they resolve where the docs are built with every
+// feature (docs.rs, `cargo xtask ci`), and only there are all of those items documented.
+#![cfg_attr(
+    not(all(feature = "jwt", feature = "dpop")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 #![forbid(unsafe_code)]
 
 mod cache;
+mod challenge;
+#[cfg(feature = "dpop")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+pub mod dpop;
 mod error;
 mod guard;
 #[cfg(feature = "jwt")]
@@ -122,6 +137,8 @@ mod principal;
 mod verifier;
 
 pub use cache::{DEFAULT_CACHE_TTL, DEFAULT_CACHED_TOKENS};
+#[cfg(feature = "dpop")]
+pub use error::ReplayError;
 pub use error::{ConfigError, Refusal, RefusalKind, TokenError, TokenErrorKind};
 #[cfg(feature = "jwt")]
 pub use error::{JwksError, JwksErrorKind};

@@ -37,19 +37,28 @@ pub struct Principal {
     /// The audiences (`aud`) the token was issued for; under RFC 8707 they include this
     /// server's resource URL.
     pub audience: Vec<String>,
+    /// The key the token is bound to (RFC 9449 `cnf.jkt`): the base64url SHA-256 thumbprint
+    /// (RFC 7638) of a public key whose holder alone may use the token, with a DPoP proof. A
+    /// verifier sets it from the token; the guard then accepts the token only with a proof signed
+    /// by that key (never as `Bearer`), so on a request the guard let through it is the key of
+    /// the request's proof. `None` for a bearer token.
+    pub jkt: Option<String>,
 }
 
-/// The identity a session is bound to: issuer, subject and client.
+/// The identity a session is bound to: issuer, subject, client and, for a DPoP-bound token, the
+/// key it is bound to.
 ///
 /// A server records the key of the principal that created a session and treats the session as
 /// unknown (a 404, so the client starts a new one) when a request for it carries a token whose
-/// key differs. The key survives token refresh (the same user through the same client), but not
-/// a change of user, of client or of issuer.
+/// key differs. The key survives token refresh (the same user through the same client, and the
+/// same DPoP key), but not a change of user, of client, of issuer or of DPoP key: a session
+/// started with a DPoP-bound token stays with the holder of that key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PrincipalKey {
     issuer: Option<String>,
     subject: String,
     client_id: Option<String>,
+    jkt: Option<String>,
 }
 
 impl Principal {
@@ -62,6 +71,7 @@ impl Principal {
             scopes: Vec::new(),
             expires_at: None,
             audience: Vec::new(),
+            jkt: None,
         }
     }
 
@@ -103,6 +113,12 @@ impl Principal {
         self
     }
 
+    /// Sets the key the token is bound to (`cnf.jkt`): see [`jkt`](Principal::jkt).
+    pub fn with_jkt(mut self, jkt: impl Into<String>) -> Principal {
+        self.jkt = Some(jkt.into());
+        self
+    }
+
     /// Whether the token grants `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|granted| granted == scope)
@@ -114,6 +130,7 @@ impl Principal {
             issuer: self.issuer.clone(),
             subject: self.subject.clone(),
             client_id: self.client_id.clone(),
+            jkt: self.jkt.clone(),
         }
     }
 }
@@ -132,6 +149,11 @@ impl PrincipalKey {
     /// The OAuth client, when the verifier knew it.
     pub fn client_id(&self) -> Option<&str> {
         self.client_id.as_deref()
+    }
+
+    /// The thumbprint of the DPoP key the token is bound to, for a DPoP-bound token.
+    pub fn jkt(&self) -> Option<&str> {
+        self.jkt.as_deref()
     }
 }
 
@@ -171,9 +193,24 @@ mod tests {
                 .with_client_id("d"),
             Principal::new("alice").with_client_id("c"),
             Principal::new("alice").with_issuer("https://as"),
+            base.clone().with_jkt("key-1"),
         ];
         for other in others {
             assert_ne!(base.key(), other.key(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn a_dpop_bound_principal_keeps_its_key_across_refresh_and_not_across_keys() {
+        let bound = |jkt: &str, scope: &str| {
+            Principal::new("alice")
+                .with_issuer("https://as")
+                .with_client_id("c")
+                .with_scopes([scope])
+                .with_jkt(jkt)
+        };
+        assert_eq!(bound("key-1", "a").key(), bound("key-1", "b").key());
+        assert_ne!(bound("key-1", "a").key(), bound("key-2", "a").key());
+        assert_eq!(bound("key-1", "a").key().jkt(), Some("key-1"));
     }
 }

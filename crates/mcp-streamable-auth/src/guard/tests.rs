@@ -3,7 +3,7 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue, header};
 
 use super::*;
 use crate::{TokenError, TokenErrorKind, VerifyFuture};

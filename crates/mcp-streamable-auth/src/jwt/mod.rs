@@ -42,7 +42,9 @@ pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
 /// Verifies JWT access tokens: signature against the authorization server's keys, issuer,
 /// audience (RFC 8707: `aud` must include the resource), expiry and not-before with a small
 /// leeway. The [`Principal`] it returns carries `sub`, `iss`, `client_id` (or `azp`), `aud`,
-/// `exp` and the scopes of `scope` (space-separated) and `scp` (array or space-separated).
+/// `exp`, the scopes of `scope` (space-separated) and `scp` (array or space-separated), and the
+/// DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6.1), which the guard then requires a
+/// proof of.
 ///
 /// Keys are fetched on first use (or by [`refresh`](JwtVerifier::refresh) at start-up), cached,
 /// and fetched again when a token names an unknown key id (rate-limited by
@@ -404,6 +406,13 @@ struct Claims {
     scp: Option<OneOrMany>,
     client_id: Option<String>,
     azp: Option<String>,
+    cnf: Option<Confirmation>,
+}
+
+/// The confirmation claim (RFC 7800); of its methods, only DPoP's `jkt` (RFC 9449 §6.1).
+#[derive(Deserialize)]
+struct Confirmation {
+    jkt: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -442,6 +451,7 @@ impl Claims {
         principal.issuer = self.iss;
         principal.client_id = self.client_id.or(self.azp);
         principal.expires_at = self.exp.map(|exp| UNIX_EPOCH + Duration::from_secs(exp));
+        principal.jkt = self.cnf.and_then(|cnf| cnf.jkt);
         principal
     }
 }

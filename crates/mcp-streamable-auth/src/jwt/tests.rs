@@ -255,3 +255,24 @@ fn jwks_urls_must_be_https_or_loopback() {
     assert!(build("http://localhost:9/jwks").is_ok());
     assert!(build("http://[::1]:9/jwks").is_ok());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_dpop_bound_token_reports_its_key() {
+    let fake = Fake::new([Ok(jwks(&["rsa1"]))]);
+    let verifier = verifier(&fake);
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some("rsa1".to_owned());
+    let claims = serde_json::json!({
+        "sub": "alice", "iss": ISSUER, "aud": RESOURCE, "exp": now() + 300,
+        "cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"},
+    });
+    let key = EncodingKey::from_rsa_pem(RSA1).unwrap();
+    let bound = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    let principal = verifier.verify(&bound).await.unwrap();
+    assert_eq!(
+        principal.jkt.as_deref(),
+        Some("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I")
+    );
+    let plain = verifier.verify(&token("rsa1", RSA1)).await.unwrap();
+    assert_eq!(plain.jkt, None);
+}
