@@ -40,7 +40,9 @@ impl SessionOwner {
 
 /// The owner of a verified principal's sessions (feature `auth`): its key (issuer, subject,
 /// client) written as the JSON array `[issuer, subject, client]`, `null` for what is unknown,
-/// so that two keys make one owner only when they are equal.
+/// so that two keys make one owner only when they are equal; a principal whose token is bound
+/// to a DPoP key (`jkt`, the key's thumbprint) adds it, `[issuer, subject, client, jkt]`, so
+/// that its sessions stay with that key (A9).
 ///
 /// The service takes this owner from a request's
 /// [`Principal`](mcp_streamable_auth::Principal) by itself when no `SessionOwner` is in the
@@ -58,7 +60,7 @@ impl SessionOwner {
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 impl From<&mcp_streamable_auth::PrincipalKey> for SessionOwner {
     fn from(key: &mcp_streamable_auth::PrincipalKey) -> Self {
-        owner_of(key.issuer(), key.subject(), key.client_id())
+        owner_of(key.issuer(), key.subject(), key.client_id(), key.jkt())
     }
 }
 
@@ -72,15 +74,26 @@ impl From<&mcp_streamable_auth::Principal> for SessionOwner {
             principal.issuer.as_deref(),
             &principal.subject,
             principal.client_id.as_deref(),
+            principal.jkt.as_deref(),
         )
     }
 }
 
-/// `[issuer, subject, client]` as JSON: two different keys never make one owner.
+/// `[issuer, subject, client]` as JSON, and the DPoP key's thumbprint after them when the
+/// token is bound to one: two different keys never make one owner.
 #[cfg(feature = "auth")]
-fn owner_of(issuer: Option<&str>, subject: &str, client: Option<&str>) -> SessionOwner {
+fn owner_of(
+    issuer: Option<&str>,
+    subject: &str,
+    client: Option<&str>,
+    jkt: Option<&str>,
+) -> SessionOwner {
     // Strings and nulls always serialize.
-    SessionOwner::new(serde_json::to_string(&(issuer, subject, client)).unwrap_or_default())
+    let json = match jkt {
+        Some(jkt) => serde_json::to_string(&(issuer, subject, client, jkt)),
+        None => serde_json::to_string(&(issuer, subject, client)),
+    };
+    SessionOwner::new(json.unwrap_or_default())
 }
 
 impl fmt::Debug for SessionOwner {

@@ -1,5 +1,6 @@
-//! Authorization at the edge (feature `auth`, A1-A3, A5): the metadata document at its paths,
-//! then the bearer token of every other request, before anything else is looked at.
+//! Authorization at the edge (feature `auth`, A1-A3, A5, A8): the metadata document at its
+//! paths, then the credentials of every other request (a bearer token, or a DPoP-bound token and
+//! its proof), before anything else is looked at.
 
 use bytes::Bytes;
 use http::{Method, Request, Response, header};
@@ -22,7 +23,9 @@ pub(crate) async fn admit<B>(
     if is_preflight(&request) {
         return Ok(request);
     }
-    match guard.check(request.headers()).await {
+    // With the request's method and URL, which a DPoP proof names (A8).
+    let checked = guard.check_request(request.method(), request.uri(), request.headers());
+    match checked.await {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             Ok(request)

@@ -4,6 +4,8 @@
 mod app;
 #[cfg(feature = "auth")]
 mod auth;
+#[cfg(feature = "auth")]
+mod auth_dpop;
 mod bad_input;
 mod cluster;
 mod core_defects;
