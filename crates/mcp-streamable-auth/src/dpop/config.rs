@@ -65,16 +65,6 @@ impl Algorithm {
             Algorithm::EdDSA => "EdDSA",
         }
     }
-
-    pub(crate) fn jose(self) -> jsonwebtoken::Algorithm {
-        match self {
-            Algorithm::ES256 => jsonwebtoken::Algorithm::ES256,
-            Algorithm::ES384 => jsonwebtoken::Algorithm::ES384,
-            Algorithm::RS256 => jsonwebtoken::Algorithm::RS256,
-            Algorithm::PS256 => jsonwebtoken::Algorithm::PS256,
-            Algorithm::EdDSA => jsonwebtoken::Algorithm::EdDSA,
-        }
-    }
 }
 
 /// DPoP (RFC 9449) at the guard, given to [`GuardBuilder::dpop`](crate::GuardBuilder::dpop).

@@ -10,13 +10,11 @@ use std::{
 };
 
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-use jsonwebtoken::{
-    DecodingKey,
-    jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash},
-};
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::signature::PublicKey;
 use super::{Algorithm, ProofError};
 
 /// The members of a JWK that belong to a private key (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037
@@ -28,10 +26,9 @@ const MIN_RSA_MODULUS_BYTES: usize = 256;
 
 /// The key of a proof header, ready to verify signatures.
 pub(crate) struct ProofKey {
-    pub(crate) algorithm: Algorithm,
     /// The JWK SHA-256 thumbprint (RFC 7638), base64url.
     pub(crate) jkt: Arc<str>,
-    pub(crate) key: DecodingKey,
+    pub(crate) key: PublicKey,
 }
 
 #[derive(Deserialize)]
@@ -71,9 +68,8 @@ pub(crate) fn parse(encoded: &str, allowed: &[Algorithm]) -> Result<ProofKey, Pr
     let jkt = jwk
         .thumbprint(ThumbprintHash::SHA256)
         .map_err(|_| ProofError::Key)?;
-    let key = DecodingKey::from_jwk(&jwk).map_err(|_| ProofError::Key)?;
+    let key = PublicKey::from_jwk(&jwk, algorithm).ok_or(ProofError::Key)?;
     Ok(ProofKey {
-        algorithm,
         jkt: jkt.into(),
         key,
     })
@@ -181,7 +177,7 @@ mod tests {
         let encoded = header(serde_json::json!({"typ": "dpop+jwt", "alg": "RS256", "jwk": rsa}));
         let key = parse(&encoded, &ALL).ok().unwrap();
         assert_eq!(&*key.jkt, "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
-        assert_eq!(key.algorithm, Algorithm::RS256);
+        assert!(matches!(key.key, PublicKey::Rsa(..)));
     }
 
     #[test]

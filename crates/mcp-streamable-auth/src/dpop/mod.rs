@@ -54,6 +54,7 @@ mod key;
 mod nonce;
 mod proof;
 mod replay;
+mod signature;
 
 use std::{
     error::Error,

@@ -49,14 +49,7 @@ pub(crate) fn verify(
     };
     let key = keys.get(header, allowed)?;
     let message = &proof[..header.len() + 1 + payload.len()];
-    let good = jsonwebtoken::crypto::verify(
-        signature,
-        message.as_bytes(),
-        &key.key,
-        key.algorithm.jose(),
-    )
-    .unwrap_or(false);
-    if !good {
+    if !key.key.verifies(message.as_bytes(), signature) {
         return Err(ProofError::Signature);
     }
     let payload = URL_SAFE_NO_PAD
