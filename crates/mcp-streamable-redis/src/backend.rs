@@ -139,6 +139,15 @@ impl RedisBackend {
         RedisRateStore::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 
+    /// The DPoP [`ReplayCache`](mcp_streamable_auth::dpop::ReplayCache) on this backend
+    /// (feature `dpop`): give it to `dpop::Config::replay_cache`, and a proof accepted on one
+    /// node is refused on all.
+    #[cfg(feature = "dpop")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+    pub fn replay_cache(&self) -> crate::replay_cache::RedisReplayCache {
+        crate::replay_cache::RedisReplayCache::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
+    }
+
     /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend, with its own event
     /// store and session store: give it to
     /// [`Config::cluster`](mcp_streamable_server::Config::cluster), which takes those too.

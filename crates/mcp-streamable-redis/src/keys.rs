@@ -64,6 +64,14 @@ impl Keys {
         }
     }
 
+    /// A DPoP proof accepted (feature `dpop`): a string, for as long as a replay could come;
+    /// the id (a hash of the key and the `jti`) in hexadecimal.
+    #[cfg_attr(not(feature = "dpop"), allow(dead_code))]
+    pub(crate) fn proof(&self, id: &[u8; 32]) -> String {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{}:dpop:{hex}", self.prefix)
+    }
+
     /// The nodes: a hash of each one's incarnation, address and lease.
     pub(crate) fn members(&self) -> String {
         format!("{}:{{m}}:members", self.prefix)
@@ -97,6 +105,10 @@ mod tests {
         assert_eq!(
             keys.rate("owner a}b", "tools/call"),
             "p:rl:{#6f776e657220617d62}:tools/call"
+        );
+        assert_eq!(
+            keys.proof(&[0xab; 32]),
+            format!("p:dpop:{}", "ab".repeat(32))
         );
         for key in [keys.members(), keys.up(), keys.secret()] {
             assert!(key.starts_with("p:{m}:"), "{key}");

@@ -68,6 +68,7 @@
 //! | `P:{m}:members` | hash | each node's incarnation, address, and lease expiry by Redis's clock |
 //! | `P:{m}:up` | string | since when renewals have come without a break of a lease |
 //! | `P:{m}:secret` | string | the key forwards are signed with, unless the nodes were given one |
+//! | `P:dpop:ID` | string | a DPoP proof accepted (feature `dpop`), for as long as a replay of it could be taken ([`RedisReplayCache`](crate::RedisBackend::replay_cache)) |
 //! | `P:rl:{CLIENT}:NAME` | string | a client's rate-limit bucket (`*`, or a method): its next request's theoretical arrival time by Redis's clock, kept until refilled ([`RedisRateStore`]) |
 //!
 //! A session's hash and record live a quarter past the [session
@@ -107,13 +108,14 @@
 //!
 //! 1. `backend`: the factory, which makes a node and hands out its seams; nothing imports it.
 //! 2. `cluster`: the `Cluster` seam, which carries the two stores.
-//! 3. `event_store`, `session_store`, `rate_store`: the store seams.
+//! 3. `event_store`, `session_store`, `rate_store`, `replay_cache`: the store seams.
 //! 4. `lease`: the keeper of the node's lease, on a thread of its own.
 //! 5. `node`, `members`: what the seams share (the node core), and the membership as last read.
 //! 6. `connection`, `keys`, `scripts`, `options`, `error`: the connections to Redis, the names
 //!    of the keys, the Lua scripts, the settings, the one error type.
 //!
 //! # Features
+//! - `dpop`: `RedisBackend::replay_cache`, DPoP's replay cache shared by the nodes.
 //! - `testing`: `testing::RedisServer`, a throwaway `redis-server` for tests, and
 //!   `testing::RedisCluster`, a throwaway Redis Cluster of three.
 
@@ -131,6 +133,8 @@ mod members;
 mod node;
 mod options;
 mod rate_store;
+#[cfg(feature = "dpop")]
+mod replay_cache;
 mod scripts;
 mod session_store;
 
@@ -148,4 +152,7 @@ pub use crate::options::{
     DEFAULT_SESSION_EXPIRY, Options,
 };
 pub use crate::rate_store::RedisRateStore;
+#[cfg(feature = "dpop")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+pub use crate::replay_cache::RedisReplayCache;
 pub use crate::session_store::RedisSessionStore;

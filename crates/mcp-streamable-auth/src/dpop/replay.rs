@@ -27,7 +27,9 @@ pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
 pub struct ProofId([u8; 32]);
 
 impl ProofId {
-    pub(crate) fn new(jkt: &str, jti: &str) -> ProofId {
+    /// The id of the proof with `jti` signed by the key of thumbprint `jkt` (what the guard
+    /// records; for the tests of a cache written elsewhere).
+    pub fn new(jkt: &str, jti: &str) -> ProofId {
         let mut hash = Sha256::new();
         hash.update(jkt.as_bytes());
         hash.update([0]);

@@ -42,7 +42,7 @@ impl PublicKey {
             }
             (AlgorithmParameters::OctetKeyPair(okp), Algorithm::EdDSA) => {
                 let x = decode(&okp.x)?;
-                (x.len() == 32).then(|| PublicKey::Curve(&signature::ED25519, x))
+                (x.len() == 32).then_some(PublicKey::Curve(&signature::ED25519, x))
             }
             (AlgorithmParameters::RSA(rsa), Algorithm::RS256 | Algorithm::PS256) => {
                 let padding = if algorithm == Algorithm::RS256 {

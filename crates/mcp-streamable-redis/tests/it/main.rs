@@ -6,5 +6,7 @@ mod event_store;
 mod keys;
 mod outage;
 mod rate_store;
+#[cfg(feature = "dpop")]
+mod replay_cache;
 mod session_store;
 mod support;
