@@ -179,7 +179,12 @@ mod tests {
     }
 
     fn check(discovered: &Discovered, query: &str) -> Result<String, ErrorKind> {
-        let http = HttpClient::new(std::time::Duration::from_secs(1)).unwrap();
+        let http = HttpClient::new(
+            std::time::Duration::from_secs(1),
+            #[cfg(feature = "rustls")]
+            None,
+        )
+        .unwrap();
         let registration = Registration::new("c");
         let grant = Grant {
             http: &http,
@@ -230,7 +235,12 @@ mod tests {
 
     #[test]
     fn the_authorization_url_carries_pkce_state_resource_and_scope() {
-        let http = HttpClient::new(std::time::Duration::from_secs(1)).unwrap();
+        let http = HttpClient::new(
+            std::time::Duration::from_secs(1),
+            #[cfg(feature = "rustls")]
+            None,
+        )
+        .unwrap();
         let registration = Registration::new("client 1");
         let discovered = discovered(false);
         let grant = Grant {

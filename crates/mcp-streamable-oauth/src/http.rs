@@ -46,13 +46,21 @@ pub(crate) struct HttpClient {
 }
 
 impl HttpClient {
-    pub(crate) fn new(timeout: Duration) -> Result<HttpClient, Error> {
+    /// A client whose requests each take at most `timeout`; `https` trusts `tls` when given, else
+    /// the platform's roots (or the webpki roots where the platform has none).
+    pub(crate) fn new(
+        timeout: Duration,
+        #[cfg(feature = "rustls")] tls: Option<rustls::ClientConfig>,
+    ) -> Result<HttpClient, Error> {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(timeout));
         #[cfg(feature = "rustls")]
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls::config()?)
+            .with_tls_config(match tls {
+                Some(tls) => tls,
+                None => tls::config()?,
+            })
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);

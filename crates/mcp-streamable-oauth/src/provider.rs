@@ -145,6 +145,8 @@ impl OAuth {
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             max_step_ups: DEFAULT_MAX_STEP_UPS,
             http_timeout: DEFAULT_HTTP_TIMEOUT,
+            #[cfg(feature = "rustls")]
+            tls: None,
         }
     }
 
@@ -499,6 +501,8 @@ pub struct OAuthBuilder {
     refresh_margin: Duration,
     max_step_ups: u32,
     http_timeout: Duration,
+    #[cfg(feature = "rustls")]
+    tls: Option<rustls::ClientConfig>,
 }
 
 impl OAuthBuilder {
@@ -640,6 +644,15 @@ impl OAuthBuilder {
         self
     }
 
+    /// Trusts this TLS configuration for `https` to the authorization server (its roots, a
+    /// private CA's say) instead of the default (the platform's roots, or the webpki roots
+    /// where the platform has none). ALPN is set by the provider.
+    #[cfg(feature = "rustls")]
+    pub fn tls_config(mut self, config: rustls::ClientConfig) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
     /// The provider; fails on a bad server URL or when no grant was chosen.
     pub fn build(self) -> Result<OAuth, Error> {
         let server = Url::parse(&self.server).map_err(|e| Error::new(ErrorKind::Config).with(e))?;
@@ -658,7 +671,11 @@ impl OAuthBuilder {
                 dpop: self.dpop,
                 bound: RwLock::new(None),
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
-                http: HttpClient::new(self.http_timeout)?,
+                http: HttpClient::new(
+                    self.http_timeout,
+                    #[cfg(feature = "rustls")]
+                    self.tls,
+                )?,
                 refresh_margin: self.refresh_margin,
                 max_step_ups: self.max_step_ups,
                 state: Mutex::new(State::default()),

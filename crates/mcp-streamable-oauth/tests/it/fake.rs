@@ -77,8 +77,28 @@ impl Fake {
     pub(crate) async fn start(
         handler: impl Fn(&Seen, &str) -> Reply + Send + Sync + 'static,
     ) -> Fake {
+        Fake::serve(handler, None).await
+    }
+
+    /// Starts a server speaking TLS with `tls`, at `https://localhost:PORT`.
+    #[cfg(feature = "rustls")]
+    pub(crate) async fn start_tls(
+        handler: impl Fn(&Seen, &str) -> Reply + Send + Sync + 'static,
+        tls: Arc<rustls::ServerConfig>,
+    ) -> Fake {
+        Fake::serve(handler, Some(tokio_rustls::TlsAcceptor::from(tls))).await
+    }
+
+    async fn serve(
+        handler: impl Fn(&Seen, &str) -> Reply + Send + Sync + 'static,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
+        let port = listener.local_addr().unwrap().port();
+        let url = match tls {
+            Some(_) => format!("https://localhost:{port}"),
+            None => format!("http://127.0.0.1:{port}"),
+        };
         let log = Arc::new(Mutex::new(Vec::new()));
         let handler: Handler = Arc::new(handler);
         let task = tokio::spawn({
@@ -93,11 +113,18 @@ impl Fake {
                         let (log, url, handler) = (log.clone(), url.clone(), handler.clone());
                         async move { Ok::<_, Infallible>(answer(req, &log, &url, &handler).await) }
                     });
+                    let tls = tls.clone();
                     tokio::spawn(async move {
-                        let io = TokioIo::new(stream);
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(io, service)
-                            .await;
+                        let http = hyper::server::conn::http1::Builder::new();
+                        let _ = match tls {
+                            None => http.serve_connection(TokioIo::new(stream), service).await,
+                            Some(tls) => match tls.accept(stream).await {
+                                Ok(stream) => {
+                                    http.serve_connection(TokioIo::new(stream), service).await
+                                }
+                                Err(_) => return,
+                            },
+                        };
                     });
                 }
             }

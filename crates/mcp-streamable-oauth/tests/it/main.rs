@@ -5,4 +5,6 @@ mod dpop;
 mod fake;
 mod federation;
 mod flows;
+#[cfg(feature = "rustls")]
+mod tls;
 mod world;

@@ -67,6 +67,15 @@ pub(crate) async fn start(options: Options) -> Fake {
     Fake::start(move |seen, base| route(&options, seen, base, &tokens, &clients)).await
 }
 
+/// The same world over TLS with `tls`, at `https://localhost:PORT`.
+#[cfg(feature = "rustls")]
+pub(crate) async fn start_tls(options: Options, tls: Arc<rustls::ServerConfig>) -> Fake {
+    let tokens = Arc::new(AtomicUsize::new(0));
+    let clients = Arc::new(AtomicUsize::new(0));
+    let route = move |seen: &Seen, base: &str| route(&options, seen, base, &tokens, &clients);
+    Fake::start_tls(route, tls).await
+}
+
 fn route(
     o: &Options,
     seen: &Seen,
