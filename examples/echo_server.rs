@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
-//!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]]
+//!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]]
 //!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
 //!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
 //! ```
@@ -38,7 +38,9 @@
 //! endpoint's URL as clients use it, `http://127.0.0.1:PORT/mcp`), and carrying `SCOPE` when
 //! given. Refusals are 401 with a challenge naming the Protected Resource Metadata, served at
 //! `/.well-known/oauth-protected-resource/mcp` (and the root form) with `ISS` as its
-//! authorization server; 403 for a token without the scope. Without the flags it runs open.
+//! authorization server; 403 for a token without the scope. With `--auth-dpop` it takes
+//! DPoP-bound tokens too (RFC 9449), each request with a proof for `AUD`'s origin and path,
+//! and refuses a token bound to a key without one. Without the flags it runs open.
 //!
 //! With `--redis URL` the server is one node of several sharing their sessions through the
 //! Redis at `URL` (`mcp_streamable_http::redis`): the event store, the session store and the
@@ -66,7 +68,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_streamable_http::auth::{Guard, jwt::JwtVerifier};
+use mcp_streamable_http::auth::{Guard, dpop, jwt::JwtVerifier};
 use mcp_streamable_http::redis::RedisBackend;
 use mcp_streamable_http::server::{
     Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
@@ -144,24 +146,27 @@ struct AuthOptions {
     jwks_url: Option<String>,
     audience: Option<String>,
     scope: Option<String>,
+    dpop: bool,
 }
 
 impl AuthOptions {
     /// The guard the flags describe, or `None` when none was given.
     fn guard(self) -> anyhow::Result<Option<Guard>> {
         let (issuer, jwks_url, audience) = match (self.issuer, self.jwks_url, self.audience) {
-            (None, None, None) if self.scope.is_none() => return Ok(None),
+            (None, None, None) if self.scope.is_none() && !self.dpop => return Ok(None),
             (Some(issuer), Some(jwks_url), Some(audience)) => (issuer, jwks_url, audience),
             _ => bail!("--auth-issuer, --auth-jwks-url and --auth-audience go together"),
         };
         let verifier = JwtVerifier::builder(&issuer, jwks_url, &audience)
             .build()
             .context("bad --auth-jwks-url")?;
-        let guard = Guard::builder(audience)
+        let mut guard = Guard::builder(audience)
             .authorization_server(issuer)
-            .required_scopes(self.scope)
-            .build(verifier)
-            .context("bad --auth-* settings")?;
+            .required_scopes(self.scope);
+        if self.dpop {
+            guard = guard.dpop(dpop::Config::default());
+        }
+        let guard = guard.build(verifier).context("bad --auth-* settings")?;
         Ok(Some(guard))
     }
 }
@@ -195,6 +200,7 @@ fn parse_args() -> anyhow::Result<Options> {
             "--auth-jwks-url" => options.auth.jwks_url = Some(value(&mut args, &arg)?),
             "--auth-audience" => options.auth.audience = Some(value(&mut args, &arg)?),
             "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
+            "--auth-dpop" => options.auth.dpop = true,
             "--redis" => options.redis.url = Some(value(&mut args, &arg)?),
             "--node" => options.redis.node = Some(value(&mut args, &arg)?),
             "--peer-addr" => options.redis.peer_addr = Some(address(&mut args, &arg)?),
@@ -205,7 +211,7 @@ fn parse_args() -> anyhow::Result<Options> {
             "-h" | "--help" => {
                 println!(
                     "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
-                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]] \
+                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]] \
                      [--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT] [--resume-window SECS]] \
                      [--idle-timeout SECS] [--executions-log PATH]"
                 );

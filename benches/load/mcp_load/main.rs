@@ -30,7 +30,8 @@
 //!   `VmRSS` along the way.
 //!
 //! `--bearer TOKEN` sends `Authorization: Bearer TOKEN` on every request, for a protected
-//! server.
+//! server; with `--dpop-key FILE --dpop-htu URL`, `Authorization: DPoP TOKEN` and a fresh DPoP
+//! proof on every POST, signed with the P-256 key of FILE (PKCS#8 PEM), for `htu` URL.
 //!
 //! `--json` prints one JSON object (see `common/report.rs`) instead of text.
 
@@ -42,6 +43,7 @@ mod report;
 mod parse;
 
 mod calls;
+mod dpop;
 mod errors;
 mod idle;
 mod per_request;
@@ -62,7 +64,7 @@ const USAGE: &str = "usage: mcp-load --url URL [--mode calls|idle|stream] [--con
                      [--duration SECS] [--warmup SECS] [--server-pid PID ...] \
                      [--side-pid NAME=PID ...] [--sessions N] \
                      [--close] [--notifications N] [--batch K] [--protocol 2026-07-28] \
-                     [--bearer TOKEN] [--json]";
+                     [--bearer TOKEN [--dpop-key FILE --dpop-htu URL]] [--json]";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -88,6 +90,9 @@ struct Options {
     batch: u64,
     json: bool,
     bearer: Option<String>,
+    /// `--dpop-key FILE` and `--dpop-htu URL`: the bearer token sent as a DPoP-bound one.
+    dpop_key: Option<String>,
+    dpop_htu: Option<String>,
     /// `--protocol 2026-07-28`: calls the per-request way, without sessions.
     per_request: bool,
 }
@@ -106,6 +111,8 @@ fn parse_args() -> anyhow::Result<Options> {
         notifications: 1_000_000,
         batch: 5_000,
         bearer: None,
+        dpop_key: None,
+        dpop_htu: None,
         json: false,
         per_request: false,
     };
@@ -141,6 +148,8 @@ fn parse_args() -> anyhow::Result<Options> {
             "--batch" => options.batch = number(&arg, &value()?)?,
             "--json" => options.json = true,
             "--bearer" => options.bearer = Some(value()?),
+            "--dpop-key" => options.dpop_key = Some(value()?),
+            "--dpop-htu" => options.dpop_htu = Some(value()?),
             "--protocol" => {
                 let version = value()?;
                 if version != per_request::VERSION.as_str() {
@@ -174,8 +183,13 @@ fn parse_args() -> anyhow::Result<Options> {
 fn main() -> anyhow::Result<()> {
     let options = parse_args()?;
     let mut target = Target::parse(&options.url)?;
-    if let Some(token) = &options.bearer {
-        target = target.bearer(token)?;
+    match (&options.bearer, &options.dpop_key, &options.dpop_htu) {
+        (Some(token), None, None) => target = target.bearer(token)?,
+        (Some(token), Some(key), Some(htu)) => {
+            target = target.dpop(token, dpop::Prover::new(key, htu, token)?)?;
+        }
+        (None, None, None) => {}
+        _ => anyhow::bail!("--dpop-key and --dpop-htu go together, with --bearer"),
     }
     if options.per_request {
         target = target.per_request();

@@ -19,6 +19,7 @@ use mcp_streamable_protocol::headers::{MCP_METHOD, MCP_NAME};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::dpop::Prover;
 use crate::per_request;
 use crate::reply::{self, Kind};
 
@@ -35,8 +36,11 @@ pub(crate) struct Target {
     authority: String,
     host: HeaderValue,
     path: String,
-    /// `Authorization: Bearer <token>` on every request, for a protected server.
+    /// `Authorization: Bearer <token>` (or `DPoP <token>`) on every request, for a protected
+    /// server.
     authorization: Option<HeaderValue>,
+    /// A fresh DPoP proof on every POST, for a server that binds tokens to keys.
+    dpop: Option<Arc<Prover>>,
     /// The per-request protocol's `"_meta":{...}` member, when requests are sent that way.
     per_request: Option<Arc<str>>,
 }
@@ -60,6 +64,7 @@ impl Target {
             authority,
             path,
             authorization: None,
+            dpop: None,
             per_request: None,
         })
     }
@@ -81,6 +86,16 @@ impl Target {
         let mut value = HeaderValue::from_str(&format!("Bearer {token}"))?;
         value.set_sensitive(true);
         self.authorization = Some(value);
+        Ok(self)
+    }
+
+    /// Sends `Authorization: DPoP <token>` on every request, and with each POST a fresh proof
+    /// from `prover`.
+    pub(crate) fn dpop(mut self, token: &str, prover: Prover) -> anyhow::Result<Target> {
+        let mut value = HeaderValue::from_str(&format!("DPoP {token}"))?;
+        value.set_sensitive(true);
+        self.authorization = Some(value);
+        self.dpop = Some(Arc::new(prover));
         Ok(self)
     }
 }
@@ -289,6 +304,9 @@ impl Session {
             .header(ACCEPT, "application/json, text/event-stream");
         for (name, value) in extra {
             builder = builder.header(name, value);
+        }
+        if let Some(prover) = &self.target.dpop {
+            builder = builder.header("dpop", prover.proof()?);
         }
         let request = builder.body(Full::new(Bytes::from(body)))?;
         self.sender.ready().await?;

@@ -45,6 +45,7 @@
 #[path = "../common/report.rs"]
 mod report;
 
+mod auth;
 mod client;
 mod machine;
 mod nodes;
@@ -204,8 +205,11 @@ fn main() -> anyhow::Result<()> {
         bin_dir: options.bin_dir.clone(),
         pin: options.pin,
         redis: None,
+        auth: None,
     };
     let redis = redis(&mut options, &mut launcher);
+    let auth_dir = std::env::temp_dir().join(format!("mcp-load-suite-{}", std::process::id()));
+    authority(&mut options, &mut launcher, &auth_dir);
     let date = machine::now_utc();
     let machine = machine::describe();
     eprintln!("mcp-load-suite: {machine}");
@@ -267,6 +271,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     drop(redis);
+    let _ = std::fs::remove_dir_all(&auth_dir);
 
     let markdown = render(&options, &results, &date, &machine, &launcher, &quiet);
     println!("{markdown}");
@@ -279,6 +284,24 @@ fn main() -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The suite's authority (a key set served on loopback, tokens, a DPoP key in `dir`), when a
+/// protected row runs; without it, those rows are skipped and say why.
+fn authority(options: &mut Options, launcher: &mut Launcher, dir: &std::path::Path) {
+    if !options.servers.iter().any(|s| s.is_protected()) {
+        return;
+    }
+    let started = std::fs::create_dir_all(dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| auth::Authority::start(dir));
+    match started {
+        Ok(auth) => launcher.auth = Some(auth),
+        Err(err) => {
+            eprintln!("mcp-load-suite: no authority, the protected rows are skipped: {err:#}");
+            options.servers.retain(|s| !s.is_protected());
+        }
+    }
 }
 
 /// The suite's Redis, when a section needs one; without it (no `redis-server`), the sections
@@ -345,6 +368,7 @@ fn throughput(
                     args.extend(["--side-pid".to_owned(), format!("redis={pid}")]);
                 }
                 args.extend(kind.family.load_args().iter().map(|a| (*a).to_owned()));
+                args.extend(kind.auth_args(launcher));
                 match launcher.load::<CallsReport>(&args) {
                     Ok(report) => {
                         let sides: String = report

@@ -63,6 +63,9 @@ enum Program {
     RedisNodes { nodes: u8, away: bool },
     /// A binary of the `benches` package, next to the suite's own.
     Bench(&'static str),
+    /// `examples/echo_server` protected by the suite's authority (`auth.rs`): bearer tokens,
+    /// or, with `dpop`, DPoP-bound ones with a proof per request.
+    Protected { dpop: bool },
 }
 
 /// Every server the suite knows, in table order; `ours-no-store` runs only when asked for. The
@@ -106,6 +109,28 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--no-event-store"],
+    },
+    ServerKind {
+        key: "ours-bearer",
+        label: "ours, bearer JWT",
+        description: "`echo_server --auth-issuer ISS --auth-jwks-url URL --auth-audience AUD \
+                      --auth-scope mcp`: as `ours`, every request with a bearer JWT (RS256) the \
+                      guard verifies (its cache of verified tokens on, as by default)",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::Protected { dpop: false },
+        args: &[],
+    },
+    ServerKind {
+        key: "ours-dpop",
+        label: "ours, DPoP-bound JWT",
+        description: "as `ours-bearer` with `--auth-dpop`: the token bound to the load \
+                      generator's P-256 key (`cnf.jkt`), every POST with a fresh DPoP proof \
+                      (ES256) that the guard verifies, its `jti` remembered",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::Protected { dpop: true },
+        args: &[],
     },
     ServerKind {
         key: "ours-redis",
@@ -246,6 +271,19 @@ pub(crate) const SERVERS: &[ServerKind] = &[
 ];
 
 impl ServerKind {
+    /// What the load generator is told besides the family's: the protected rows' credentials.
+    pub(crate) fn auth_args(&self, launcher: &Launcher) -> Vec<String> {
+        match (self.program, &launcher.auth) {
+            (Program::Protected { dpop }, Some(auth)) => auth.load_args(dpop),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether it is served behind the suite's authority.
+    pub(crate) fn is_protected(&self) -> bool {
+        matches!(self.program, Program::Protected { .. })
+    }
+
     /// Whether it needs the suite's Redis.
     pub(crate) fn needs_redis(&self) -> bool {
         matches!(self.program, Program::RedisNodes { .. })
@@ -283,6 +321,8 @@ pub(crate) struct Launcher {
     pub(crate) pin: bool,
     /// The suite's Redis URL, for the servers on Redis.
     pub(crate) redis: Option<String>,
+    /// The suite's authority, for the protected servers.
+    pub(crate) auth: Option<crate::auth::Authority>,
 }
 
 impl Launcher {
@@ -324,6 +364,15 @@ impl Launcher {
             Program::EchoServer => return self.spawn(kind.key, 0, &self.echo_server, &args),
             Program::Bench(name) => {
                 return self.spawn(kind.key, 0, &self.bin_dir.join(name), &args);
+            }
+            Program::Protected { dpop } => {
+                let auth = self
+                    .auth
+                    .as_ref()
+                    .context("no authority for the protected rows")?;
+                let extra = auth.server_args(dpop);
+                args.extend(extra.iter().map(String::as_str));
+                return self.spawn(kind.key, 0, &self.echo_server, &args);
             }
             Program::RedisNodes { nodes, away } => (nodes, away),
         };
