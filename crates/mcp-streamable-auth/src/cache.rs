@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::Principal;
+use crate::principal::Principal;
 
 /// Tokens kept by default: enough for the clients of a busy server, about a megabyte at most.
 pub const DEFAULT_CACHED_TOKENS: usize = 1024;

@@ -3,7 +3,7 @@
 
 use http::HeaderValue;
 
-use crate::{ConfigError, RefusalKind};
+use crate::{error::ConfigError, error::RefusalKind};
 
 /// The scheme a request's credentials came with; a refusal's error goes in its challenge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

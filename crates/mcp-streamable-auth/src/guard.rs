@@ -8,11 +8,19 @@ use http::{HeaderMap, Method, Response, Uri};
 use http_body_util::Full;
 
 use crate::{
-    ConfigError, DEFAULT_CACHE_TTL, DEFAULT_CACHED_TOKENS, MetadataService, Principal, Refusal,
-    RefusalKind, RequireBearerLayer, ResourceMetadata, TokenVerifier,
+    cache::DEFAULT_CACHE_TTL,
+    cache::DEFAULT_CACHED_TOKENS,
     cache::TokenCache,
     challenge::{Challenges, Context, Scheme, challenge},
+    error::ConfigError,
+    error::Refusal,
+    error::RefusalKind,
+    layer::RequireBearerLayer,
+    metadata::MetadataService,
+    metadata::ResourceMetadata,
     metadata::{self, WELL_KNOWN_PREFIX, parse_resource, split_http_url, well_known_path},
+    principal::Principal,
+    verifier::TokenVerifier,
 };
 pub use credentials::MAX_TOKEN_BYTES;
 use credentials::{Accepted, credentials};

@@ -14,7 +14,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::Guard;
+use crate::guard::Guard;
 
 /// A tower [`Layer`] that wraps a service in [`RequireBearer`]; [`Guard::layer`] makes one.
 #[derive(Debug, Clone)]

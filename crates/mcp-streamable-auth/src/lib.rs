@@ -112,6 +112,21 @@
 //! CORS for the MCP endpoint itself (a browser client needs `Access-Control-Expose-Headers:
 //! WWW-Authenticate` to read a challenge), session binding with [`Principal::key`], and the
 //! authorization server: this crate never issues tokens.
+//!
+//! # How it is built
+//!
+//! The modules form layers, top to bottom. A module imports from its own layer and the ones
+//! below it, never from one above (a tidy test, `cargo test -p xtask`, holds the code to this
+//! list):
+//!
+//! 1. `guard`, `layer`: the guard, which reads a request's credentials and asks the verifier,
+//!    the cache and, for a DPoP-bound token, the proof's checks; and its tower layer,
+//!    `RequireBearer` (which the guard hands out, and which asks the guard).
+//! 2. `jwt`, `dpop`: the JWT verifier with its key set, and DPoP's proofs, nonces and replay
+//!    cache.
+//! 3. `metadata`, `cache`, `challenge`, `verifier`: the protected resource metadata, the cache
+//!    of verified tokens, the `WWW-Authenticate` challenges, and the verifier's trait.
+//! 4. `principal`, `error`: who a token names, and the errors and refusals.
 
 #![deny(missing_docs, missing_debug_implementations)]
 // The docs link items behind features; they resolve where the docs are built with every

@@ -12,7 +12,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, Uri, header};
 use http_body_util::Full;
 use serde::{Deserialize, Serialize};
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// The well-known path of the metadata (RFC 9728 §3), before the resource's own path.
 pub const WELL_KNOWN_PREFIX: &str = "/.well-known/oauth-protected-resource";

@@ -2,7 +2,7 @@
 
 use std::{future::Future, pin::Pin, sync::Arc};
 
-use crate::{Principal, TokenError};
+use crate::{error::TokenError, principal::Principal};
 
 /// The future a [`TokenVerifier`] returns: boxed, so that the trait stays object-safe and usable
 /// as `Arc<dyn TokenVerifier>` without a macro crate.

@@ -118,8 +118,9 @@
 //! # How it is built
 //!
 //! The modules form layers, top to bottom. A module imports from its own layer and the ones
-//! below it, never from one above, and the imports between files form no circle of more than
-//! two; a tidy test (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
+//! below it, never from one above, and no two files import each other but the pairs the tidy
+//! test lists with their reasons (`cargo test -p xtask`, `layers.rs`), which holds the code to
+//! this list:
 //!
 //! 1. `serve`: serving over TCP (feature `serve`): the accept loop, the connection cap, each
 //!    connection's timeouts and reset budget, graceful shutdown.

@@ -3,7 +3,7 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use super::ReplayCache;
+use super::replay::ReplayCache;
 
 /// How long after its `iat` a proof is accepted: long enough for a request to cross a slow
 /// network and a queue, short enough that a proof captured on the way is of little use after.

@@ -4,7 +4,7 @@
 
 use http::Uri;
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// `scheme://host[:port]` lower-cased, the default port dropped: what a request's path is
 /// appended to.

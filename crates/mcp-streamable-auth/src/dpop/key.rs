@@ -14,8 +14,9 @@ use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, ThumbprintHash}
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::config::Algorithm;
+use super::error::ProofError;
 use super::signature::PublicKey;
-use super::{Algorithm, ProofError};
 
 /// The members of a JWK that belong to a private key (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037
 /// §2): a proof carrying one was made by a client that leaks its key, or is not a public key.

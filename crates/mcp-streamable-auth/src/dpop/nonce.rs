@@ -15,7 +15,7 @@ use http::HeaderValue;
 use sha2::Sha256;
 
 use super::config::NonceSecret;
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// Bytes of the HMAC kept in a nonce: 128 bits, beyond guessing within a nonce's lifetime.
 const TAG_BYTES: usize = 16;

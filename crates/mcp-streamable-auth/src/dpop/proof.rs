@@ -5,10 +5,9 @@ use std::sync::Arc;
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use serde::Deserialize;
 
-use super::{
-    Algorithm, MAX_PROOF_BYTES, ProofError,
-    key::{KeyCache, ProofKey},
-};
+use super::config::{Algorithm, MAX_PROOF_BYTES};
+use super::error::ProofError;
+use super::key::{KeyCache, ProofKey};
 
 /// The claims of a proof (RFC 9449 §4.2); the guard checks each.
 #[derive(Debug, Deserialize)]

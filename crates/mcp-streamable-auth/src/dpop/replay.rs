@@ -12,7 +12,7 @@ use std::{
 
 use sha2::{Digest, Sha256};
 
-use crate::ReplayError;
+use crate::error::ReplayError;
 
 /// Proofs remembered by default: some 100 bytes each (a 32-byte id in a set and in an expiry
 /// queue), so about 10 MB, enough for 1,500 DPoP requests a second on one node over the default

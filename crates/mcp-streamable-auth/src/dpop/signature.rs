@@ -7,7 +7,7 @@ use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk};
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey, VerificationAlgorithm};
 
-use super::Algorithm;
+use super::config::Algorithm;
 
 /// A proof's public key, ready to check signatures.
 pub(crate) enum PublicKey {

@@ -2,7 +2,7 @@
 
 use http::{HeaderMap, header};
 
-use crate::{RefusalKind, challenge::Scheme};
+use crate::{challenge::Scheme, error::RefusalKind};
 
 /// Credentials longer than this are refused as malformed before reaching the verifier. Real
 /// access tokens, JWTs with many claims included, stay well under it; the bound keeps a client

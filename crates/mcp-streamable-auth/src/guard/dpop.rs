@@ -7,9 +7,11 @@ use http::{HeaderMap, Method, Uri};
 
 use super::Guard;
 use crate::{
-    Principal, Refusal, RefusalKind,
     challenge::Scheme,
-    dpop::{ProofError, Verified},
+    dpop::{Verified, error::ProofError},
+    error::Refusal,
+    error::RefusalKind,
+    principal::Principal,
 };
 
 impl Guard {

@@ -6,7 +6,7 @@ use std::sync::{
 use http::{HeaderMap, HeaderValue, header};
 
 use super::*;
-use crate::{TokenError, TokenErrorKind, VerifyFuture};
+use crate::{error::TokenError, error::TokenErrorKind, verifier::VerifyFuture};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
 const METADATA_URL: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";

@@ -15,7 +15,7 @@ use jsonwebtoken::{
 };
 use serde_json::value::RawValue;
 
-use crate::{ConfigError, JwksError, JwksErrorKind};
+use crate::{error::ConfigError, error::JwksError, error::JwksErrorKind};
 
 /// One verification key and the checks that go with it.
 pub(super) struct Entry {

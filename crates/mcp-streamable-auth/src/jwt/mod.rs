@@ -18,8 +18,9 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use crate::{
-    ConfigError, JwksError, Principal, TokenError, TokenErrorKind, TokenVerifier, VerifyFuture,
-    metadata::split_http_url,
+    error::ConfigError, error::JwksError, error::TokenError, error::TokenErrorKind,
+    metadata::split_http_url, principal::Principal, verifier::TokenVerifier,
+    verifier::VerifyFuture,
 };
 use jwks::{Entry, Fetch, HttpFetch};
 

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use jsonwebtoken::{EncodingKey, Header};
 
 use super::*;
-use crate::JwksErrorKind;
+use crate::error::JwksErrorKind;
 
 const ISSUER: &str = "https://auth.example.com";
 const RESOURCE: &str = "https://mcp.example.com/mcp";

@@ -11,7 +11,10 @@ use http_body_util::BodyExt;
 use tower::{Layer as _, ServiceExt, service_fn, util::BoxCloneService};
 
 use super::*;
-use crate::{Principal, TokenError, TokenErrorKind, TokenVerifier, VerifyFuture};
+use crate::{
+    error::TokenError, error::TokenErrorKind, principal::Principal, verifier::TokenVerifier,
+    verifier::VerifyFuture,
+};
 
 struct Fixed;
 
