@@ -193,3 +193,32 @@ async fn s26_per_request_posts_are_limited_alike_and_a_refused_one_reaches_no_ap
     }
     assert_eq!(calls, 2, "the refused call reached an application");
 }
+
+#[tokio::test]
+async fn s26_a_forwarded_post_is_charged_where_the_client_sent_it_not_again_at_the_holder() {
+    let network = mcp_streamable_server::InMemoryNetwork::default();
+    let node = |name: &str| {
+        let limits = RateLimit::new().requests(Quota::per_minute(3));
+        service(
+            Config::default()
+                .cluster(network.node(name))
+                .rate_limit(limits),
+        )
+    };
+    let (a, b) = (node("a"), node("b"));
+    // Two requests charged at a, the holder.
+    let sid = initialize(&a, "2025-11-25").await;
+    // Three through b, each forwarded to a: charged at b.
+    for id in 1..=3 {
+        let response = b.handle(request(post(Some(&sid)), ping(id))).await;
+        assert_eq!(response.status(), StatusCode::OK, "ping {id} through b");
+        sse_events(response, 1).await;
+    }
+    assert_eq!(
+        b.handle(request(post(Some(&sid)), ping(4))).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // a's quota still has room for one: the forwards were not charged there again.
+    let response = a.handle(request(post(Some(&sid)), ping(5))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
