@@ -222,3 +222,31 @@ async fn s26_a_forwarded_post_is_charged_where_the_client_sent_it_not_again_at_t
     let response = a.handle(request(post(Some(&sid)), ping(5))).await;
     assert_eq!(response.status(), StatusCode::OK);
 }
+
+#[cfg(feature = "auth")]
+#[tokio::test(start_paused = true)]
+async fn a11_each_principal_has_quotas_of_its_own_whatever_its_address() {
+    use mcp_streamable_auth::Principal;
+
+    let limits = RateLimit::new().requests(Quota::per_minute(3));
+    let service = service(Config::default().rate_limit(limits));
+    let as_user = |subject: &'static str| {
+        move |b: http::request::Builder| {
+            b.extension(from("192.0.2.9"))
+                .extension(Principal::new(subject).with_issuer("https://auth.example.com"))
+        }
+    };
+    let (alice, bob) = (as_user("alice"), as_user("bob"));
+    let session_a = open(&service, alice).await;
+    let session_b = open(&service, bob).await;
+    assert_eq!(
+        send(&service, alice, &session_a, ping(1)).await.status(),
+        StatusCode::OK
+    );
+    let refused = send(&service, alice, &session_a, ping(2)).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        send(&service, bob, &session_b, ping(1)).await.status(),
+        StatusCode::OK
+    );
+}
