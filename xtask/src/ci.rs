@@ -16,6 +16,7 @@ type Step = (&'static str, fn() -> Result<()>);
 const STEPS: &[Step] = &[
     ("fmt", fmt),
     ("clippy", clippy),
+    ("services", services),
     ("test", test),
     ("doc", doc),
     ("package", package),
@@ -90,10 +91,14 @@ fn defaults_of(manifest: &str) -> Option<String> {
     defaults.then(|| name.to_owned())
 }
 
-/// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself. The
-/// Redis backend's tests start `redis-server`s of their own: it is installed first if missing.
+/// What the tests run beside the code: Redis 7 (the Redis backend's tests, and those of several
+/// nodes, start `redis-server`s of their own), installed from Debian's packages if missing.
+fn services() -> Result<()> {
+    crate::redis::ensure()
+}
+
+/// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself.
 fn test() -> Result<()> {
-    crate::redis::ensure()?;
     cmd::run(&mut cmd::cargo(&["test", "--workspace", "--all-features"]))
 }
 
@@ -323,7 +328,7 @@ mod tests {
         let error = Options::parse(&args("--skip lint")).unwrap_err();
         assert_eq!(
             error.message,
-            "no ci step 'lint' (steps: fmt, clippy, test, doc, package, interop, conformance)"
+            "no ci step 'lint' (steps: fmt, clippy, services, test, doc, package, interop, conformance)"
         );
         assert!(Options::parse(&args("--skip")).is_err());
         assert!(Options::parse(&args("--fast")).is_err());

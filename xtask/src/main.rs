@@ -52,7 +52,8 @@ usage: cargo xtask <command> [options]
 
 commands:
   ci [--skip STEP]...         run the CI checks in order, stopping at the first failure
-                              (steps: fmt, clippy, test, doc, interop, conformance)
+                              (steps: fmt, clippy, services, test, doc, package, interop,
+                              conformance)
   bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
                               passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
   bench --load [-- ARGS...]   the load benchmark: rewrites BENCHMARKS.md (about 5 minutes)
