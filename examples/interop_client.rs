@@ -14,7 +14,7 @@
 //! - `resume`: call `progress` through a local TCP proxy that cuts the connection after two
 //!   notifications; the client must resume the stream (`Last-Event-ID`) and receive every
 //!   notification exactly once, in order, then the result;
-//! - `modern`: the per-request protocol of 2026-07-28 (`Era::Modern`): no `initialize`, list the
+//! - `modern`: the per-request protocol of 2026-07-28 (`Family::PerRequest`): no `initialize`, list the
 //!   tools, call `echo` and `progress` (every notification in order), no session id ever.
 
 use std::net::SocketAddr;
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_streamable_http::client::{Client, ClientConnection, Era};
+use mcp_streamable_http::client::{Client, ClientConnection, Family};
 use mcp_streamable_http::jsonrpc::{Id, Message, Notification, Request, to_raw_value};
 use mcp_streamable_http::transport::{Connection, Sender, Transport};
 use serde_json::{Value, json};
@@ -150,18 +150,18 @@ impl Session {
     }
 }
 
-/// A connection with the client's default era (`Auto`: the `initialize` the scenario sends
+/// A connection with the client's default family (`Auto`: the `initialize` the scenario sends
 /// starts a session).
 async fn connect(url: &str) -> anyhow::Result<Session> {
     connect_in(url, None).await
 }
 
-async fn connect_in(url: &str, era: Option<Era>) -> anyhow::Result<Session> {
+async fn connect_in(url: &str, family: Option<Family>) -> anyhow::Result<Session> {
     let mut builder = Client::builder(url)
         .standalone_stream(false)
         .client_info("mcp-streamable-http interop", "0");
-    if let Some(era) = era {
-        builder = builder.era(era);
+    if let Some(family) = family {
+        builder = builder.family(family);
     }
     let conn = builder.build()?.connect().await?;
     Ok(Session { conn, next_id: 0 })
@@ -213,7 +213,9 @@ async fn run(url: &str, scenario: &str) -> Result<String, Failure> {
             ))
         }
         "modern" => {
-            let mut s = connect_in(url, Some(Era::Modern)).await.step("connect")?;
+            let mut s = connect_in(url, Some(Family::PerRequest))
+                .await
+                .step("connect")?;
             s.list_tools().await.step("tools/list")?;
             s.echo().await.step("echo")?;
             let seen = s.progress(3, 0).await.step("progress")?;

@@ -13,7 +13,7 @@ use mcp_streamable_http::jsonrpc::{
     ErrorObject, Id, Message, Notification, Request as RpcRequest, Response as RpcResponse, code,
     to_raw_value,
 };
-use mcp_streamable_http::server::{MODERN_VERSIONS, ServerConnection, ServerSender};
+use mcp_streamable_http::server::{ProtocolVersion, ServerConnection, ServerSender};
 use mcp_streamable_http::transport::{Connection, Outgoing, Sender};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -95,7 +95,7 @@ async fn answer(session: &Session, request: RpcRequest) {
     // A connection of the per-request family (2026-07-28) serves this one request; its
     // results say they are complete and who produced them, and lists and discovery say how
     // long they may be cached.
-    let modern = sender.protocol_version() >= MODERN_VERSIONS[0];
+    let modern = sender.protocol_version() >= ProtocolVersion::PER_REQUEST[0].as_str();
     let result = match (request.method.as_str(), modern) {
         ("initialize", false) => Ok(initialize_result(&params)),
         ("ping", false) => Ok(json!({})),
@@ -170,7 +170,8 @@ fn initialize_result(params: &Value) -> Value {
 /// What `server/discover` tells a 2026-07-28 client: the versions served, of both families.
 /// (Its `_meta` names the server, as every 2026-07-28 result's does.)
 fn discover_result() -> Value {
-    let mut versions: Vec<&str> = MODERN_VERSIONS.iter().chain(&VERSIONS).copied().collect();
+    let per_request = ProtocolVersion::PER_REQUEST.iter().map(|v| v.as_str());
+    let mut versions: Vec<&str> = per_request.chain(VERSIONS.iter().copied()).collect();
     versions.sort_unstable_by(|a, b| b.cmp(a));
     json!({
         "supportedVersions": versions,

@@ -23,10 +23,10 @@ const ALLOWED_PAIRS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "mcp-streamable-server",
-        "core/context.rs",
         "core/session/mod.rs",
-        "a session is started in its service's context and keeps it; the context keeps the \
-         sessions it started, to find them by id and reap the idle",
+        "core/shared.rs",
+        "a session keeps what the service's sessions share (`Shared`: the config, the clock, \
+         the budget), which keeps the sessions, to find them by id and reap the idle",
     ),
     (
         "mcp-streamable-server",
@@ -593,15 +593,15 @@ mod tests {
             [vec!["a.rs", "b.rs", "c.rs"], vec!["d.rs", "e.rs"]]
         );
         let server = "crates/mcp-streamable-server/src";
-        assert!(allowed(server, "core/context.rs", "core/session/mod.rs"));
+        assert!(allowed(server, "core/session/mod.rs", "core/shared.rs"));
         assert!(
-            !allowed(server, "core/session/mod.rs", "core/context.rs"),
+            !allowed(server, "core/shared.rs", "core/session/mod.rs"),
             "sorted only"
         );
         assert!(!allowed(
             "crates/mcp-streamable-client/src",
-            "core/context.rs",
-            "core/session.rs"
+            "core/session/mod.rs",
+            "core/shared.rs"
         ));
         assert!(!allowed(server, "d.rs", "e.rs"));
     }

@@ -11,7 +11,7 @@
 //! `T` measured seconds. Everything runs on one thread (a `current_thread` runtime), so the
 //! client's CPU time per request compares across clients; pin it to a core with `taskset`.
 //!
-//! - `ours`: `mcp_streamable_client::Client`, pinned to [`Era::Legacy`], its defaults
+//! - `ours`: `mcp_streamable_client::Client`, pinned to [`Family::Session`], its defaults
 //!   otherwise (pooled HTTP/1.1 keep-alive connections, `TCP_NODELAY`, the standalone GET
 //!   stream on), driven through the `mcp_transport` traits: one task receives and hands each
 //!   response to its caller by id.
@@ -26,7 +26,7 @@
 //! server's, and the TCP connections opened in the window. `--json` prints one JSON object
 //! (`ClientReport` in `common/report.rs`) instead of text.
 //!
-//! [`Era::Legacy`]: mcp_streamable_client::Era::Legacy
+//! [`Family::Session`]: mcp_streamable_client::Family::Session
 
 #[path = "../common/report.rs"]
 #[allow(dead_code, reason = "shared: the other binaries print other reports")]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, bail};
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::{Client, ClientConnection, ClientSender, Era};
+use mcp_streamable_client::{Client, ClientConnection, ClientSender, Family};
 use mcp_transport::{Connection, Sender, Transport};
 use serde::Deserialize;
 use serde_json::json;
@@ -38,7 +38,7 @@ pub(crate) async fn run(url: &str, plan: &Plan) -> anyhow::Result<Measured> {
     // Pinned to the session-based protocol, so that nothing is probed; the standalone GET
     // stream stays on, as users run it (and as rmcp's client always opens it).
     let client = Client::builder(url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .build()
         .context("building the client")?;
     let mut conn = client.connect().await.context("connecting")?;

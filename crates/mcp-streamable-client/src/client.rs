@@ -9,7 +9,7 @@ use http::header::{HeaderMap, HeaderName, HeaderValue};
 use mcp_transport::Transport;
 
 use crate::auth::AuthProvider;
-use crate::config::{Config, Era};
+use crate::config::{Config, Family};
 use crate::connection::ClientConnection;
 use crate::error::{Error, Kind};
 use crate::reconnect::ReconnectPolicy;
@@ -53,7 +53,7 @@ const DEFAULT_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// [`ClientConnection`].
 ///
 /// Cheap to clone; clones share one HTTP connection pool, and what the first request found out
-/// about the endpoint's [`Era`]. Build one with [`Client::builder`].
+/// about the endpoint's [`Family`]. Build one with [`Client::builder`].
 #[derive(Clone, Debug)]
 pub struct Client {
     http: Arc<Http>,
@@ -72,10 +72,10 @@ impl Client {
     }
 
     /// The protocol spoken to the endpoint for the messages the transport shapes (M7): the
-    /// pinned [`Era`], or what [`Era::Auto`] found with the first request of any connection
+    /// pinned [`Family`], or what [`Family::Auto`] found with the first request of any connection
     /// made from this client (`None` before that). Connections made later go straight to it.
-    pub fn era(&self) -> Option<Era> {
-        self.discovery.era(self.http.config.era)
+    pub fn family(&self) -> Option<Family> {
+        self.discovery.family(self.http.config.family)
     }
 }
 
@@ -83,7 +83,7 @@ impl Transport for Client {
     type Connection = ClientConnection;
 
     /// Opens a connection. Nothing is sent until the first message: `initialize`, whose answer
-    /// starts a session, or any request, which the transport sends as the [`Era`] setting has
+    /// starts a session, or any request, which the transport sends as the [`Family`] setting has
     /// it.
     async fn connect(self) -> Result<ClientConnection, mcp_transport::Error> {
         Ok(ClientConnection::new(self.http, self.discovery))
@@ -150,7 +150,7 @@ impl ClientBuilder {
                 reinitialize: false,
                 legacy_fallback: true,
                 http2_prior_knowledge: false,
-                era: Era::default(),
+                family: Family::default(),
                 identity: Identity::new(
                     DEFAULT_CLIENT_NAME,
                     DEFAULT_CLIENT_VERSION,
@@ -270,10 +270,10 @@ impl ClientBuilder {
     }
 
     /// Sets which protocol the transport speaks for the messages it shapes itself (M7):
-    /// [`Era::Auto`] (the default) finds out with the first request, [`Era::Modern`] speaks only
-    /// the 2026-07-28 per-request protocol, [`Era::Legacy`] only the session-based one.
-    pub fn era(mut self, era: Era) -> Self {
-        self.config.era = era;
+    /// [`Family::Auto`] (the default) finds out with the first request, [`Family::PerRequest`] speaks only
+    /// the 2026-07-28 per-request protocol, [`Family::Session`] only the session-based one.
+    pub fn family(mut self, family: Family) -> Self {
+        self.config.family = family;
         self
     }
 

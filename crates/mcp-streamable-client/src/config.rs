@@ -1,5 +1,5 @@
 //! The configuration of a client, shared by its connections and every layer below them, and
-//! the [`Era`] setting it holds.
+//! the [`Family`] setting it holds.
 
 use std::fmt;
 use std::sync::Arc;
@@ -12,36 +12,36 @@ use crate::auth::AuthProvider;
 use crate::reconnect::ReconnectPolicy;
 use crate::shape::Identity;
 
-/// Which protocol the transport speaks for the messages it shapes itself, set with
-/// [`ClientBuilder::era`](crate::ClientBuilder::era).
+/// Which family of the protocol the transport speaks for the messages it shapes itself, set with
+/// [`ClientBuilder::family`](crate::ClientBuilder::family).
 ///
 /// Whatever the setting, an application that sends `initialize` runs the session-based
-/// lifecycle as it always did (except under [`Era::Modern`], which refuses it), and a request
+/// lifecycle as it always did (except under [`Family::PerRequest`], which refuses it), and a request
 /// whose `params._meta` already declares `io.modelcontextprotocol/protocolVersion` is sent the
 /// per-request way: an application (such as rmcp) that speaks the 2026-07-28 protocol itself
 /// runs unchanged over the transport. The setting decides what happens to the other requests.
 ///
 /// ```no_run
 /// use mcp_jsonrpc::{Message, Request};
-/// use mcp_streamable_client::{Client, Era};
+/// use mcp_streamable_client::{Client, Family};
 /// use mcp_transport::{Connection, Sender, Transport};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 /// let client = Client::builder("http://127.0.0.1:8080/mcp")
-///     .era(Era::Auto)
+///     .family(Family::Auto)
 ///     .client_info("example", "1.0.0")
 ///     .build()?;
 /// let mut conn = client.clone().connect().await?;
 /// // No `initialize`: the transport adds `_meta` and finds out what the server speaks.
 /// conn.sender().send(Request::new(1, "tools/list", None).into()).await?;
 /// let Some(Message::Response(tools)) = conn.recv().await? else { return Ok(()) };
-/// println!("{tools:?}, found {:?}", client.era());
+/// println!("{tools:?}, found {:?}", client.family());
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum Era {
+pub enum Family {
     /// Find out from the first request (the default). The transport sends it the per-request
     /// way, with the `_meta` members filled in; a success, or a refusal only a 2026-07-28
     /// server gives, means the endpoint speaks that protocol. A -32022 listing only
@@ -55,10 +55,10 @@ pub enum Era {
     Auto,
     /// Speak only the 2026-07-28 per-request protocol: every request gets the `_meta` members,
     /// `initialize` and responses are refused, and nothing falls back.
-    Modern,
+    PerRequest,
     /// Speak only the session-based protocol: messages go as the application wrote them, in the
     /// session its `initialize` starts.
-    Legacy,
+    Session,
 }
 
 /// The configuration every connection of a [`Client`](crate::Client) shares.
@@ -76,7 +76,7 @@ pub(crate) struct Config {
     pub(crate) reinitialize: bool,
     pub(crate) legacy_fallback: bool,
     pub(crate) http2_prior_knowledge: bool,
-    pub(crate) era: Era,
+    pub(crate) family: Family,
     /// Who the client says it is, in `_meta` and in the transport's own `initialize` (M7).
     pub(crate) identity: Identity,
 }
@@ -98,7 +98,7 @@ impl fmt::Debug for Config {
             .field("reinitialize", &self.reinitialize)
             .field("legacy_fallback", &self.legacy_fallback)
             .field("http2_prior_knowledge", &self.http2_prior_knowledge)
-            .field("era", &self.era)
+            .field("family", &self.family)
             .field("identity", &self.identity)
             .finish()
     }

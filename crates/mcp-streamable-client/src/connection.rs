@@ -10,7 +10,7 @@ use mcp_jsonrpc::{Id, Message, Request, Response};
 use mcp_transport::{Connection, Outgoing, Sender};
 use tokio::sync::mpsc;
 
-use crate::config::Era;
+use crate::config::Family;
 use crate::dispatch;
 use crate::error::{Deadline, Error, Kind};
 use crate::lane;
@@ -79,20 +79,20 @@ impl ClientConnection {
     }
 
     /// Whether the server turned out to speak only the 2024-11-05 HTTP+SSE transport (C10).
-    pub fn is_legacy(&self) -> bool {
+    pub fn is_http_sse(&self) -> bool {
         self.inner.session().http_sse().is_some()
     }
 
     /// The protocol this connection speaks for the messages the transport shapes (M7):
-    /// [`Era::Legacy`] once it runs a session (its application sent `initialize`, or the
+    /// [`Family::Session`] once it runs a session (its application sent `initialize`, or the
     /// transport did for it), else the [`Client`](crate::Client)'s
-    /// [`era`](crate::Client::era): the pinned one, or what [`Era::Auto`] found, `None` before
+    /// [`family`](crate::Client::family): the pinned one, or what [`Family::Auto`] found, `None` before
     /// the first request found out.
-    pub fn era(&self) -> Option<Era> {
+    pub fn family(&self) -> Option<Family> {
         if self.inner.session().is_started() {
-            return Some(Era::Legacy);
+            return Some(Family::Session);
         }
-        self.inner.discovery.era(self.inner.config().era)
+        self.inner.discovery.family(self.inner.config().family)
     }
 }
 
@@ -158,7 +158,7 @@ impl Connection for ClientConnection {
 /// its headers); the replies arrive through [`recv`](Connection::recv). It fails with the
 /// typed [`Error`](crate::Error) in the source of the [`mcp_transport::Error`]: a status other
 /// than a success (with the start of the body), a timeout, an expired session, a message the
-/// [`Era`] cannot carry. A per-request request (M7) refused with 400 or 404 and a JSON-RPC
+/// [`Family`] cannot carry. A per-request request (M7) refused with 400 or 404 and a JSON-RPC
 /// error is not a failure: the send resolves, and the error comes through `recv` as the
 /// request's response.
 #[derive(Clone)]

@@ -1,6 +1,6 @@
 //! The dispatcher: which lane a message goes in (M7), the per-request protocol of 2026-07-28 or
 //! the session-based one of 2025-03-26 to 2025-11-25 (which may itself fall back to the
-//! 2024-11-05 HTTP+SSE transport), as the era setting, the message itself and what the first
+//! 2024-11-05 HTTP+SSE transport), as the family setting, the message itself and what the first
 //! request found out about the endpoint decide.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use mcp_jsonrpc::{INITIALIZE, Message, Notification, Request};
 use mcp_streamable_protocol::ProtocolVersion;
 use tracing::Instrument;
 
-use crate::config::Era;
+use crate::config::Family;
 use crate::error::{Error, Kind, Unsupported};
 use crate::lane::per_request::{self, Shape, Verdict};
 use crate::lane::session;
@@ -79,13 +79,13 @@ enum Lane {
 }
 
 fn lane(inner: &Inner) -> Lane {
-    let setting = inner.config().era;
-    if setting == Era::Legacy || inner.session().is_started() {
+    let setting = inner.config().family;
+    if setting == Family::Session || inner.session().is_started() {
         return Lane::Session;
     }
     match (setting, inner.discovery.found()) {
         (_, Some(Found::PerRequest(version))) => Lane::PerRequest(version),
-        (Era::Modern, _) => Lane::PerRequest(ProtocolVersion::LATEST_PER_REQUEST),
+        (Family::PerRequest, _) => Lane::PerRequest(ProtocolVersion::LATEST_PER_REQUEST),
         (_, Some(Found::Session(version))) => Lane::Start(version),
         (_, None) => Lane::Probe,
     }
@@ -95,7 +95,7 @@ fn lane(inner: &Inner) -> Lane {
 async fn dispatch(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
     match message {
         Message::Request(request) if request.method == INITIALIZE => {
-            if inner.config().era == Era::Modern {
+            if inner.config().family == Family::PerRequest {
                 return Err(Error::new(Kind::Unsupported(Unsupported::Initialize)));
             }
             Box::pin(session::initialize(inner, request)).await

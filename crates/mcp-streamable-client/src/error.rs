@@ -94,7 +94,7 @@ pub(crate) enum HttpSseFailure {
 /// What cannot be sent in the per-request protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Unsupported {
-    /// `initialize`, under [`Era::Modern`](crate::Era::Modern).
+    /// `initialize`, under [`Family::PerRequest`](crate::Family::PerRequest).
     Initialize,
     /// A response, which the client never posts in that protocol.
     Response,
@@ -167,7 +167,7 @@ impl Error {
     }
 
     /// Whether the message cannot be sent in the protocol the transport speaks to the endpoint
-    /// (M7): `initialize` or a response under [`Era::Modern`](crate::Era::Modern), a request
+    /// (M7): `initialize` or a response under [`Family::PerRequest`](crate::Family::PerRequest), a request
     /// whose params are not an object when the transport must add `_meta` to them, or a
     /// `_meta` protocol version that cannot be sent as a header.
     pub fn is_unsupported(&self) -> bool {

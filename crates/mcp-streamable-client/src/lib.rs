@@ -5,7 +5,7 @@
 //! implements the [`mcp_transport`] traits, so an MCP client written against them runs over
 //! HTTP unchanged. It speaks both families of the protocol: the session-based one (2025-03-26
 //! to 2025-11-25), which starts with `initialize`, and the per-request one of 2026-07-28; see
-//! [`Era`].
+//! [`Family`].
 //!
 //! ```no_run
 //! use mcp_jsonrpc::{Message, Notification, Request, to_raw_value};
@@ -75,17 +75,17 @@
 //!   back to the 2024-11-05 HTTP+SSE transport ([`ClientBuilder::legacy_fallback`]).
 //! - **The per-request protocol (M7).** A request whose `params._meta` declares
 //!   `io.modelcontextprotocol/protocolVersion` goes the 2026-07-28 way, whatever the
-//!   [`Era`]: its own POST, without session id, with `MCP-Protocol-Version` equal to `_meta`'s,
+//!   [`Family`]: its own POST, without session id, with `MCP-Protocol-Version` equal to `_meta`'s,
 //!   `Mcp-Method` and, for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`
 //!   (`=?base64?...?=` when the value is not plain visible ASCII); its reply is JSON or SSE.
 //!   A 400 or 404 carrying a JSON-RPC error is that request's error response, through
-//!   [`recv`](mcp_transport::Connection::recv). Under [`Era::Modern`], and [`Era::Auto`] once
+//!   [`recv`](mcp_transport::Connection::recv). Under [`Family::PerRequest`], and [`Family::Auto`] once
 //!   the endpoint proved modern, the transport fills that `_meta` in itself
-//!   ([`ClientBuilder::client_info`], [`ClientBuilder::client_capabilities`]). [`Era::Auto`]
+//!   ([`ClientBuilder::client_info`], [`ClientBuilder::client_capabilities`]). [`Family::Auto`]
 //!   finds out with the first request: a success or a modern refusal keeps it modern (retrying
 //!   a -32022 with a version the server lists), any other 400, 404 or 405 makes the transport
 //!   run `initialize` itself and send the request in that session; the [`Client`] remembers
-//!   the answer for its later connections ([`Client::era`]). Such a request is cancelled by
+//!   the answer for its later connections ([`Client::family`]). Such a request is cancelled by
 //!   closing its stream when the application sends `notifications/cancelled` for it, and sent
 //!   again under a new id when its stream breaks before the response (the [`ReconnectPolicy`]
 //!   bounds the attempts; the response comes back under the application's id). There is no
@@ -119,16 +119,16 @@
 //! 5. `state`: what one connection shares, the session, the requests in flight, the inbox,
 //!    and what a client found out about its endpoint.
 //! 6. `wire`: the HTTP layer, one request on the wire, the pool, stale connections.
-//! 7. `config`: the configuration every layer reads, and [`Era`].
+//! 7. `config`: the configuration every layer reads, and [`Family`].
 //! 8. `shape`, `headers`, `reconnect`, `auth`: the shaping of per-request messages, header
 //!    values, the reconnection policy, authorization.
 //! 9. `error`: the error of the crate.
 //!
 //! The protocol's vocabulary (versions, header names, `_meta` keys, error codes) is the
 //! shared `mcp-streamable-protocol` crate's. One word per concept: *session* is the
-//! session-based protocol (2025-03-26 to 2025-11-25, [`Era::Legacy`] in the public API),
-//! *per-request* the 2026-07-28 one ([`Era::Modern`]), *HTTP+SSE* the 2024-11-05 transport
-//! ([`ClientConnection::is_legacy`]).
+//! session-based protocol (2025-03-26 to 2025-11-25, [`Family::Session`] in the public API),
+//! *per-request* the 2026-07-28 one ([`Family::PerRequest`]), *HTTP+SSE* the 2024-11-05 transport
+//! ([`ClientConnection::is_http_sse`]).
 //!
 //! # Features
 //!
@@ -155,7 +155,7 @@ pub use client::{
     Client, ClientBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_EVENT_SIZE,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SSE_IDLE_TIMEOUT,
 };
-pub use config::Era;
+pub use config::Family;
 pub use connection::{ClientConnection, ClientSender};
 pub use error::{BoxError, ERROR_BODY_PREFIX, Error};
 pub use reconnect::{

@@ -88,7 +88,7 @@ fn members(params: Option<&RawValue>) -> Members<'_> {
 }
 
 /// The protocol version `params._meta` declares, if it declares one as a string: such a
-/// message is per-request, whatever the era setting (M1).
+/// message is per-request, whatever the family setting (M1).
 pub(crate) fn declared_version(params: Option<&RawValue>) -> Option<String> {
     #[derive(Deserialize)]
     struct Meta<'a> {
@@ -204,7 +204,7 @@ pub(crate) fn rpc_error(body: &[u8]) -> Option<ErrorObject> {
 /// -32600 are not among them, although a modern server answers 400 with them too: the
 /// transport sends no malformed message, and session-based servers use them for their own
 /// refusals (the Python SDK answers "Bad Request: Missing session ID" with -32600), so they say
-/// nothing of the era.
+/// nothing of the family.
 pub(crate) fn is_per_request_refusal(status: StatusCode, code: i64) -> bool {
     match status {
         StatusCode::BAD_REQUEST => matches!(

@@ -36,7 +36,7 @@
 //!
 //! # The per-request protocol of 2026-07-28 (M1-M6)
 //!
-//! The service serves both families on one endpoint ([`Config::eras`] can refuse either), and
+//! The service serves both families on one endpoint ([`Config::families`] can refuse either), and
 //! classifies each POST by itself: one whose `params._meta` names a protocol version, or whose
 //! `MCP-Protocol-Version` header names 2026-07-28 or later, is per-request; everything else
 //! (`initialize`, session traffic, GET, DELETE) is session-based. A per-request POST:
@@ -44,7 +44,7 @@
 //! - is checked before the application sees it, in this order, each refusal a 400 carrying
 //!   the request's id: `_meta` carries the version and the client's capabilities (-32602);
 //!   the `MCP-Protocol-Version` header agrees with it ([`codes::HEADER_MISMATCH`]); the
-//!   version is one of [`MODERN_VERSIONS`] ([`codes::UNSUPPORTED_PROTOCOL_VERSION`], its
+//!   version is one of [`ProtocolVersion::PER_REQUEST`] ([`codes::UNSUPPORTED_PROTOCOL_VERSION`], its
 //!   `data` listing what is served); then `Mcp-Method` and `Mcp-Name` agree with the body,
 //!   after trimming and `=?base64?...?=` decoding (-32020, saying which header and why);
 //! - is served by a [`ServerConnection`] of its own: the factory runs for it as for a new
@@ -182,7 +182,7 @@ pub use crate::core::config::{
     AllowList, Config, DEFAULT_IDLE_TIMEOUT, DEFAULT_INCOMING_CAPACITY, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_MAX_TOTAL_INCOMING_BYTES,
-    DEFAULT_RETRY, Eras, Mode,
+    DEFAULT_RETRY, Families, Mode,
 };
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::rate_limit::{
@@ -201,8 +201,8 @@ pub use crate::core::store::session_store::{InMemorySessionStore, SessionRecord,
 pub use crate::http::reply::body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;
 pub use crate::protocol::{
-    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, MODERN_VERSIONS,
-    ProtocolVersion, SUPPORTED_VERSIONS, codes,
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion,
+    codes,
 };
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]

@@ -1,10 +1,10 @@
-//! What a client found out about its endpoint's era, shared by all its connections (M7).
+//! What a client found out about its endpoint's family, shared by all its connections (M7).
 
 use std::sync::{Mutex, PoisonError};
 
 use mcp_streamable_protocol::ProtocolVersion;
 
-use crate::config::Era;
+use crate::config::Family;
 
 /// What the first request found out about the endpoint, with the version to speak there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub(crate) enum Found {
     Session(ProtocolVersion),
 }
 
-/// What a [`Client`](crate::Client) knows of its endpoint's era, shared by its connections.
+/// What a [`Client`](crate::Client) knows of its endpoint's family, shared by its connections.
 #[derive(Debug, Default)]
 pub(crate) struct Discovery {
     found: Mutex<Option<Found>>,
@@ -32,18 +32,18 @@ impl Discovery {
     pub(crate) fn remember(&self, found: Found) {
         let mut known = self.found.lock().unwrap_or_else(PoisonError::into_inner);
         if *known != Some(found) {
-            tracing::debug!(?found, "endpoint era found");
+            tracing::debug!(?found, "endpoint family found");
             *known = Some(found);
         }
     }
 
-    /// The era spoken for the messages the transport shapes: the pinned one, or what
-    /// [`Era::Auto`] found (`None` before that).
-    pub(crate) fn era(&self, setting: Era) -> Option<Era> {
+    /// The family spoken for the messages the transport shapes: the pinned one, or what
+    /// [`Family::Auto`] found (`None` before that).
+    pub(crate) fn family(&self, setting: Family) -> Option<Family> {
         match (setting, self.found()) {
-            (Era::Auto, Some(Found::PerRequest(_))) => Some(Era::Modern),
-            (Era::Auto, Some(Found::Session(_))) => Some(Era::Legacy),
-            (Era::Auto, None) => None,
+            (Family::Auto, Some(Found::PerRequest(_))) => Some(Family::PerRequest),
+            (Family::Auto, Some(Found::Session(_))) => Some(Family::Session),
+            (Family::Auto, None) => None,
             (pinned, _) => Some(pinned),
         }
     }

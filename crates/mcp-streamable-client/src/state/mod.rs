@@ -43,7 +43,7 @@ pub(crate) type Delivery = Result<Message, mcp_transport::Error>;
 /// The state of one connection.
 pub(crate) struct Inner {
     pub(crate) http: Arc<Http>,
-    /// What the client knows of the endpoint's era, shared with its other connections.
+    /// What the client knows of the endpoint's family, shared with its other connections.
     pub(crate) discovery: Arc<Discovery>,
     session: Mutex<Session>,
     /// The per-request requests waiting for their responses (M7).

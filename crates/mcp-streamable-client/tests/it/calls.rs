@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use mcp_jsonrpc::{Id, Message};
-use mcp_streamable_client::Era;
+use mcp_streamable_client::Family;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -41,7 +41,7 @@ async fn tool_server(hold: bool) -> (Fake, Arc<Mutex<Vec<mpsc::Sender<Bytes>>>>)
 
 fn session_builder(url: &str) -> ClientBuilder {
     builder(url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false)
         .sse_idle_timeout(None)
 }

@@ -64,7 +64,7 @@ async fn c10_falls_back_to_http_sse_when_the_first_post_is_refused() {
     let (server, stream) = legacy_server().await;
     let mut conn = connect(builder(&server.url)).await;
     handshake(&mut conn).await;
-    assert!(conn.is_legacy());
+    assert!(conn.is_http_sse());
     send(&conn, request(2, "tools/list")).await.unwrap();
     let response = recv_response(&mut conn).await;
     assert_eq!(response.id(), Some(&Id::from(2)));

@@ -1,5 +1,5 @@
 //! M7: the 2026-07-28 per-request protocol: `_meta` and the mirrored headers, requests the
-//! application shaped itself, refusals delivered as responses, the era setting and its
+//! application shaped itself, refusals delivered as responses, the family setting and its
 //! discovery, cancelling by closing, and re-sending after a broken stream.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Response as HttpResponse};
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::{Era, LOST_RESPONSE_CODE, ReconnectPolicy};
+use mcp_streamable_client::{Family, LOST_RESPONSE_CODE, ReconnectPolicy};
 use mcp_transport::{Connection, ErrorKind, Transport};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -105,7 +105,7 @@ fn posts<'a>(log: &'a [Req], rpc: &str) -> Vec<&'a Req> {
 async fn m7_requests_carry_the_meta_and_the_mirrored_headers() {
     let server = Fake::start(|req| async move { modern_standard(&req) }).await;
     let client = builder(&server.url)
-        .era(Era::Modern)
+        .family(Family::PerRequest)
         .client_info("it-client", "4.2")
         .client_capabilities(json!({"sampling": {}}))
         .build()
@@ -157,15 +157,15 @@ async fn m7_requests_carry_the_meta_and_the_mirrored_headers() {
     assert_eq!(log[1].json()["params"], json!({"_meta": meta}));
     assert_eq!(log[2].json()["params"]["_meta"], meta);
 
-    assert_eq!(client.era(), Some(Era::Modern));
-    assert_eq!(conn.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
+    assert_eq!(conn.family(), Some(Family::PerRequest));
     assert_eq!(conn.session_id(), None);
 }
 
 #[tokio::test]
 async fn m7_mcp_name_is_base64_unless_it_is_plain_visible_ascii() {
     let server = Fake::start(|req| async move { modern_standard(&req) }).await;
-    let mut conn = connect(builder(&server.url).era(Era::Modern)).await;
+    let mut conn = connect(builder(&server.url).family(Family::PerRequest)).await;
     let names = [
         ("plain_name", "plain_name"),
         ("with inner spaces", "with inner spaces"),
@@ -202,7 +202,10 @@ async fn m7_an_application_filled_meta_passes_through_unchanged() {
     })
     .await;
     // Even pinned to the session-based protocol: the request says what it is.
-    let client = builder(&server.url).era(Era::Legacy).build().unwrap();
+    let client = builder(&server.url)
+        .family(Family::Session)
+        .build()
+        .unwrap();
     let mut conn = client.clone().connect().await.unwrap();
     let params = json!({
         "name": "echo",
@@ -236,12 +239,12 @@ async fn m7_an_application_filled_meta_passes_through_unchanged() {
     // Nothing added, nothing overwritten.
     assert_eq!(log[0].json()["params"], params);
     assert_eq!(log[1].header("mcp-name"), Some("greeting"));
-    assert_eq!(client.era(), Some(Era::Legacy));
+    assert_eq!(client.family(), Some(Family::Session));
 }
 
 #[tokio::test]
 async fn m7_an_application_falling_back_itself_runs_the_session_lifecycle() {
-    // What rmcp's own dual-era client does: a modern probe, then `initialize` when the refusal
+    // What rmcp's own dual-family client does: a modern probe, then `initialize` when the refusal
     // is not a modern one.
     let server = Fake::start(|req| async move { legacy(&req) }).await;
     let client = builder(&server.url)
@@ -271,9 +274,9 @@ async fn m7_an_application_falling_back_itself_runs_the_session_lifecycle() {
         posts(&log, "tools/list")[0].header("mcp-session-id"),
         Some(SESSION)
     );
-    assert_eq!(conn.era(), Some(Era::Legacy));
+    assert_eq!(conn.family(), Some(Family::Session));
     // The application's own probe teaches the transport nothing.
-    assert_eq!(client.era(), None);
+    assert_eq!(client.family(), None);
 }
 
 #[tokio::test]
@@ -292,7 +295,7 @@ async fn m7_a_header_mismatch_is_delivered_as_the_requests_error_response() {
     assert_eq!(error.message, "Header mismatch: Mcp-Name");
     // A modern refusal: no fall back.
     assert_eq!(server.requests().len(), 1);
-    assert_eq!(client.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
 }
 
 #[tokio::test]
@@ -333,7 +336,7 @@ async fn m7_unsupported_version_listing_a_modern_one_is_retried() {
         assert_eq!(req.header("mcp-protocol-version"), Some(MODERN));
         assert_eq!(req.json()["params"]["_meta"][PROTOCOL_VERSION], MODERN);
     }
-    assert_eq!(client.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
 }
 
 #[tokio::test]
@@ -392,8 +395,8 @@ async fn m7_unsupported_version_listing_only_legacy_ones_falls_back_to_initializ
     assert_eq!(resent.header("mcp-protocol-version"), Some(VERSION));
     assert_eq!(resent.id(), json!(5));
     assert_eq!(conn.session_id().as_deref(), Some(SESSION));
-    assert_eq!(conn.era(), Some(Era::Legacy));
-    assert_eq!(client.era(), Some(Era::Legacy));
+    assert_eq!(conn.family(), Some(Family::Session));
+    assert_eq!(client.family(), Some(Family::Session));
 }
 
 #[tokio::test]
@@ -401,12 +404,12 @@ async fn m7_auto_falls_back_on_a_legacy_400_and_remembers_the_era() {
     let server = Fake::start(|req| async move { legacy(&req) }).await;
     let client = builder(&server.url).build().unwrap();
     let mut first = client.clone().connect().await.unwrap();
-    assert_eq!(client.era(), None);
+    assert_eq!(client.family(), None);
     send(&first, request(1, "tools/list")).await.unwrap();
     let response = recv_response(&mut first).await;
     assert_eq!(response.id(), Some(&Id::from(1)));
     assert!(!response.is_error(), "{response:?}");
-    assert_eq!(client.era(), Some(Era::Legacy));
+    assert_eq!(client.family(), Some(Family::Session));
     // The session runs as usual: its standalone stream opens.
     let log = server
         .wait_for(|log| log.iter().any(|r| r.method == Method::GET))
@@ -423,7 +426,7 @@ async fn m7_auto_falls_back_on_a_legacy_400_and_remembers_the_era() {
 
     // A second connection from the same client goes straight to initialize.
     let mut second = client.clone().connect().await.unwrap();
-    assert_eq!(second.era(), Some(Era::Legacy));
+    assert_eq!(second.family(), Some(Family::Session));
     send(&second, request(1, "tools/list")).await.unwrap();
     assert_eq!(recv_response(&mut second).await.id(), Some(&Id::from(1)));
     within(first.close()).await.unwrap();
@@ -481,7 +484,10 @@ async fn m7_the_modern_pin_never_falls_back() {
         legacy(&req)
     })
     .await;
-    let client = builder(&server.url).era(Era::Modern).build().unwrap();
+    let client = builder(&server.url)
+        .family(Family::PerRequest)
+        .build()
+        .unwrap();
     let mut conn = client.clone().connect().await.unwrap();
     send(&conn, request(1, "tools/list")).await.unwrap();
     let refused = recv_response(&mut conn).await;
@@ -495,13 +501,16 @@ async fn m7_the_modern_pin_never_falls_back() {
     let log = server.requests();
     assert_eq!(log.len(), 2, "{log:#?}");
     assert!(log.iter().all(|r| r.method == Method::POST && is_modern(r)));
-    assert_eq!(client.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
 }
 
 #[tokio::test]
 async fn m7_the_legacy_pin_never_sends_modern() {
     let server = Fake::start(|req| async move { fake::standard(&req) }).await;
-    let client = builder(&server.url).era(Era::Legacy).build().unwrap();
+    let client = builder(&server.url)
+        .family(Family::Session)
+        .build()
+        .unwrap();
     let mut conn = client.clone().connect().await.unwrap();
     // Before any session, as today: a plain POST.
     send(&conn, request(7, "tools/list")).await.unwrap();
@@ -519,13 +528,13 @@ async fn m7_the_legacy_pin_never_sends_modern() {
         assert!(req.json()["params"].get("_meta").is_none(), "{req:?}");
     }
     assert_eq!(log[0].header("mcp-protocol-version"), None);
-    assert_eq!(conn.era(), Some(Era::Legacy));
+    assert_eq!(conn.family(), Some(Family::Session));
 }
 
 #[tokio::test]
 async fn m7_initialize_and_responses_under_the_modern_pin_are_refused() {
     let server = Fake::start(|req| async move { fake::standard(&req) }).await;
-    let conn = connect(builder(&server.url).era(Era::Modern)).await;
+    let conn = connect(builder(&server.url).family(Family::PerRequest)).await;
     let err = send(&conn, initialize(1)).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
     assert!(cause(&err).is_unsupported());
@@ -573,7 +582,7 @@ async fn m7_cancelling_closes_the_stream_and_posts_nothing() {
         }
     })
     .await;
-    let mut conn = connect(builder(&server.url).era(Era::Modern)).await;
+    let mut conn = connect(builder(&server.url).family(Family::PerRequest)).await;
     send(&conn, tool_call(2, "slow")).await.unwrap();
     assert_eq!(
         recv(&mut conn).await.method(),
@@ -623,7 +632,7 @@ async fn m7_a_broken_stream_is_resent_with_a_new_id() {
         }
     })
     .await;
-    let mut conn = connect(builder(&server.url).era(Era::Modern)).await;
+    let mut conn = connect(builder(&server.url).family(Family::PerRequest)).await;
     send(&conn, tool_call(2, "flaky")).await.unwrap();
     assert_eq!(
         recv(&mut conn).await.method(),
@@ -662,7 +671,12 @@ async fn m7_a_spent_resend_budget_answers_with_a_lost_response() {
     let policy = ReconnectPolicy::default()
         .initial_delay(Duration::from_millis(5))
         .max_retries(2);
-    let mut conn = connect(builder(&server.url).era(Era::Modern).reconnect(policy)).await;
+    let mut conn = connect(
+        builder(&server.url)
+            .family(Family::PerRequest)
+            .reconnect(policy),
+    )
+    .await;
     send(&conn, tool_call(2, "never")).await.unwrap();
     let response = recv_response(&mut conn).await;
     assert_eq!(response.id(), Some(&Id::from(2)));
@@ -695,7 +709,7 @@ async fn m7_no_get_and_no_delete_in_modern() {
     drop(conn);
     settle(Duration::from_secs(1)).await;
 
-    assert_eq!(client.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
     let log = server.requests();
     assert_eq!(log.len(), 2, "{log:#?}");
     assert!(log.iter().all(|r| r.method == Method::POST && is_modern(r)));

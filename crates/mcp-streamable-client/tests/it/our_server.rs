@@ -7,9 +7,9 @@ use std::time::Duration;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::Era;
+use mcp_streamable_client::Family;
 use mcp_streamable_server::{
-    Config, Eras, InMemoryEventStore, ServerConnection, StreamableHttpService,
+    Config, Families, InMemoryEventStore, ServerConnection, StreamableHttpService,
 };
 use mcp_transport::{Connection, Outgoing, Sender, Transport};
 use serde_json::{Value, json};
@@ -293,7 +293,7 @@ async fn m7_our_dual_era_server_is_spoken_to_per_request() {
         .await
         .unwrap();
     assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
-    assert_eq!(client.era(), Some(Era::Modern));
+    assert_eq!(client.family(), Some(Family::PerRequest));
     // A name sent base64-encoded is decoded and matched by the server.
     send(&conn, tool(3, "écho", json!({}))).await.unwrap();
     let response = recv_response(&mut conn).await;
@@ -317,7 +317,8 @@ async fn m7_our_dual_era_server_is_spoken_to_per_request() {
 
 #[tokio::test]
 async fn m7_our_session_only_server_gets_a_session_from_auto() {
-    let service = StreamableHttpService::new(Config::default().eras(Eras::LegacyOnly), app);
+    let service =
+        StreamableHttpService::new(Config::default().families(Families::SessionOnly), app);
     let addr = serve(service.clone()).await;
     let client = builder(&format!("http://{addr}/mcp")).build().unwrap();
     let mut conn = client.clone().connect().await.unwrap();
@@ -325,7 +326,7 @@ async fn m7_our_session_only_server_gets_a_session_from_auto() {
         .await
         .unwrap();
     assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
-    assert_eq!(client.era(), Some(Era::Legacy));
+    assert_eq!(client.family(), Some(Family::Session));
     assert!(conn.session_id().is_some());
     assert_eq!(service.session_count(), 1);
     conn.close().await.unwrap();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_streamable_client::Era;
+use mcp_streamable_client::Family;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -152,7 +152,7 @@ pub(super) async fn read_request(tcp: &mut TcpStream) -> Option<(String, Vec<u8>
 async fn requests_on_connections_the_server_closed_are_sent_again_once() {
     let server = Closing::start().await;
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false);
     let mut conn = connect(builder).await;
     handshake(&mut conn).await;
@@ -173,7 +173,7 @@ async fn requests_on_connections_the_server_closed_are_sent_again_once() {
 async fn a_connection_the_server_closed_while_idle_is_not_used() {
     let server = Closing::start_with(|_| Close::WhenIdle).await;
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false)
         .request_timeout(Duration::from_secs(5));
     let mut conn = connect(builder).await;
@@ -240,7 +240,7 @@ async fn silent_server(
 async fn a_silent_stream_is_resumed_after_the_idle_timeout() {
     let (server, _held) = silent_server(None).await;
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false)
         .sse_idle_timeout(Some(Duration::from_secs(2)));
     let mut conn = connect(builder).await;
@@ -261,7 +261,7 @@ async fn a_silent_stream_is_resumed_after_the_idle_timeout() {
 async fn keep_alive_comments_hold_a_stream_open() {
     let (server, held) = silent_server(Some(Duration::from_millis(500))).await;
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false)
         .sse_idle_timeout(Some(Duration::from_secs(2)));
     let mut conn = connect(builder).await;
@@ -295,7 +295,7 @@ async fn the_connection_closes_when_its_server_has_gone() {
         }
     })
     .await;
-    let mut conn = connect(builder(&server.url).era(Era::Legacy)).await;
+    let mut conn = connect(builder(&server.url).family(Family::Session)).await;
     let sender = conn.sender();
     handshake(&mut conn).await;
     server

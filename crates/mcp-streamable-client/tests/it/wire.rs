@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_streamable_client::Era;
+use mcp_streamable_client::Family;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
@@ -154,7 +154,7 @@ fn sized_json(result: &str) -> Vec<u8> {
 /// standalone stream.
 async fn session(server: &Raw) -> ClientConnection {
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false);
     let mut conn = connect(builder).await;
     handshake(&mut conn).await;
@@ -238,7 +238,7 @@ async fn a_408_the_server_wrote_on_an_idle_connection_answers_no_request() {
 async fn configured_framing_headers_do_not_frame_the_requests() {
     let server = Raw::start(|_, result| Answer::new(sized_json(&result))).await;
     let builder = builder(&server.url)
-        .era(Era::Legacy)
+        .family(Family::Session)
         .standalone_stream(false)
         .header("content-length", "5")
         .header("transfer-encoding", "chunked");

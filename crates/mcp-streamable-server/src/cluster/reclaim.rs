@@ -8,7 +8,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::core::Context;
+use crate::core::Shared;
 use crate::core::cluster::Cluster;
 
 /// How long a node that cannot prove its lease keeps its sessions' streams open, silent: long
@@ -21,7 +21,7 @@ const GRACE: Duration = Duration::from_secs(1);
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Follows this node's lease for as long as the service lives.
-pub(crate) async fn watch_lease(ctx: Weak<Context>, cluster: Arc<dyn Cluster>) {
+pub(crate) async fn watch_lease(ctx: Weak<Shared>, cluster: Arc<dyn Cluster>) {
     let lease = cluster.lease().clone();
     let mut seen = lease.changes();
     let mut pending = false;
@@ -74,7 +74,7 @@ pub(crate) async fn watch_lease(ctx: Weak<Context>, cluster: Arc<dyn Cluster>) {
 
 /// Claims every session held under an earlier incarnation for this one, or ends this node's
 /// copy of it; whether every claim got an answer.
-async fn reclaim(ctx: &Context, cluster: &dyn Cluster) -> bool {
+async fn reclaim(ctx: &Shared, cluster: &dyn Cluster) -> bool {
     let incarnation = cluster.lease().incarnation();
     let mut answered = true;
     for session in ctx.sessions.all() {

@@ -9,7 +9,7 @@ use crate::cluster::Nodes;
 use crate::core::cluster::{Holder, Location, Member, TakeOver};
 use crate::core::owner::SessionOwner;
 use crate::core::takeover::Restored;
-use crate::core::{Context, Error, Session};
+use crate::core::{Error, Session, Shared};
 
 /// How many times a request looks for its session's holder before it gives up (503): each
 /// look may wait for a lease to lapse or the records to settle, so this bounds a request to a
@@ -55,7 +55,7 @@ impl Nodes {
     /// Where session `id` is served, for a request made by `owner` (S7).
     pub(crate) async fn route(
         &self,
-        ctx: &Arc<Context>,
+        ctx: &Arc<Shared>,
         id: &str,
         owner: Option<&SessionOwner>,
     ) -> Result<Route, Error> {
@@ -147,7 +147,7 @@ impl Nodes {
     /// restoring it (waited for, a bounded while); else it ended here.
     async fn restoring(
         &self,
-        ctx: &Arc<Context>,
+        ctx: &Arc<Shared>,
         id: &str,
         owner: Option<&SessionOwner>,
     ) -> Result<Arc<Session>, Error> {

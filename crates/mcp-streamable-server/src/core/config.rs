@@ -96,18 +96,18 @@ pub enum Mode {
 /// at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum Eras {
+pub enum Families {
     /// Both, each POST as it comes (the default).
     #[default]
     Both,
     /// The session-based family only: a per-request POST is answered as a 2025-11-25 server
-    /// answers it (400, `MCP-Protocol-Version` unsupported), which tells dual-era clients to
+    /// answers it (400, `MCP-Protocol-Version` unsupported), which tells clients of both families to
     /// fall back to `initialize`.
-    LegacyOnly,
+    SessionOnly,
     /// The per-request family only: `initialize` and every other session-based POST are
     /// answered 400 with `UnsupportedProtocolVersion` (-32022) listing the versions served,
     /// GET and DELETE with 405.
-    ModernOnly,
+    PerRequestOnly,
 }
 
 /// The configuration of a [`StreamableHttpService`](crate::StreamableHttpService).
@@ -127,7 +127,7 @@ pub enum Eras {
 #[derive(Clone)]
 pub struct Config {
     pub(crate) mode: Mode,
-    pub(crate) eras: Eras,
+    pub(crate) families: Families,
     pub(crate) json_response: bool,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
     pub(crate) session_store: Option<Arc<dyn SessionStore>>,
@@ -154,7 +154,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             mode: Mode::Stateful,
-            eras: Eras::Both,
+            families: Families::Both,
             json_response: false,
             event_store: None,
             session_store: None,
@@ -183,7 +183,7 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct("Config");
         f.field("mode", &self.mode)
-            .field("eras", &self.eras)
+            .field("families", &self.families)
             .field("json_response", &self.json_response)
             .field("event_store", &self.event_store.is_some())
             .field("session_store", &self.session_store.is_some())
@@ -218,15 +218,15 @@ impl Config {
         self
     }
 
-    /// Which families of the protocol are served (M1). Default: [`Eras::Both`].
+    /// Which families of the protocol are served (M1). Default: [`Families::Both`].
     ///
     /// A per-request (2026-07-28) request is served by a [`ServerConnection`] of its own,
     /// which the factory gets like a new session's, and which ends with the request; its
     /// `protocol_version` says 2026-07-28. See the crate docs.
     ///
     /// [`ServerConnection`]: crate::ServerConnection
-    pub fn eras(mut self, eras: Eras) -> Self {
-        self.eras = eras;
+    pub fn families(mut self, families: Families) -> Self {
+        self.families = families;
         self
     }
 

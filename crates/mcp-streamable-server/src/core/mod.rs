@@ -1,10 +1,10 @@
 //! The session core: sessions, their streams and the routing of messages between a client's
 //! HTTP requests and the application, knowing nothing of HTTP requests and responses. The HTTP
-//! edge (`crate::http`) reaches it only through [`Context`] and [`Session`]'s API, and maps its
+//! edge (`crate::http`) reaches it only through [`Shared`] and [`Session`]'s API, and maps its
 //! [`Error`]s to statuses.
 //!
 //! Top to bottom:
-//! - [`context`], [`start`], [`takeover`]: what a service's sessions share (config, clock, the
+//! - [`shared`], [`start`], [`takeover`]: what a service's sessions share (config, clock, the
 //!   sessions with their cap and reaper), starting sessions and finding them, and a session
 //!   taken over from a holder that died;
 //! - [`session`]: one session, the state machine: its API (send, begin a POST, close, cancel,
@@ -21,15 +21,15 @@
 pub(crate) mod budget;
 pub(crate) mod cluster;
 pub(crate) mod config;
-pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod owner;
 pub(crate) mod rate_limit;
 pub(crate) mod session;
+pub(crate) mod shared;
 pub(crate) mod start;
 pub(crate) mod store;
 pub(crate) mod takeover;
 
-pub(crate) use context::Context;
 pub(crate) use error::Error;
 pub(crate) use session::Session;
+pub(crate) use shared::Shared;

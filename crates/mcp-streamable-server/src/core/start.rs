@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
 use crate::core::owner::SessionOwner;
 use crate::core::session::connection::ServerConnection;
 use crate::core::session::state::incoming_channel;
 use crate::core::session::{Ending, Lifetime, Session};
+use crate::core::shared::{Caps, Shared};
 use crate::core::store::event_store::StoreError;
 use crate::core::store::session_store::SessionRecord;
 
-impl Context {
+impl Shared {
     /// S6: a new session, from a valid `initialize` (its JSON, for the session store). The
     /// caller has checked everything before: nothing is registered for a refused request
     /// (S18). At the cap, the least recently used idle session is evicted to make room.

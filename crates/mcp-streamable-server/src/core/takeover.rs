@@ -9,14 +9,13 @@ use std::sync::Arc;
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 
 use crate::core::cluster::Fence;
-use crate::core::context::{Caps, Context};
 use crate::core::error::Error;
 use crate::core::owner::SessionOwner;
 use crate::core::session::begin::Begin;
 use crate::core::session::connection::ServerConnection;
-use crate::core::session::reader::OnEnd;
 use crate::core::session::state::{Batch, Posted, STANDALONE, Stream, incoming_channel};
 use crate::core::session::{Ending, Lifetime, Session};
+use crate::core::shared::{Caps, Shared};
 use crate::core::store::event_store::{EventStore, StoreError, Unfinished, Write};
 use crate::core::store::session_store::SessionRecord;
 use crate::protocol;
@@ -88,7 +87,7 @@ fn base(generation: u64) -> u64 {
 const HOLDER_DIED: &str = "the server node serving this request stopped before answering it; \
                            it may or may not have been carried out";
 
-impl Context {
+impl Shared {
     /// Takes session `id` over, as the holder of `fence` (generation at least 1): a session
     /// with the stored record, numbering its streams in its own range, not findable until
     /// [`Restored::finish`].
@@ -179,7 +178,7 @@ async fn replay_initialize(
         Body::Single(initialized.into()),
     ] {
         let Begin::Accepted(accepted) =
-            session.begin(&body, None, record.protocol_version, OnEnd::Keep, None)?
+            session.begin(&body, None, record.protocol_version, None)?
         else {
             return Err(Error::SessionNotFound);
         };

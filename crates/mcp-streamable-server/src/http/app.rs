@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::cluster::Nodes;
-use crate::core::Context;
+use crate::core::Shared;
 use crate::core::session::connection::ServerConnection;
 
 /// The application: called with each new session's connection and the parts of the HTTP
@@ -18,13 +18,13 @@ pub(crate) type Factory = dyn Fn(ServerConnection, http::request::Parts) -> Pin<
 /// What the HTTP edge serves: the session core, the application it starts sessions of, and,
 /// with a cluster, what it keeps to reach the other nodes.
 pub(crate) struct Server {
-    pub(crate) ctx: Arc<Context>,
+    pub(crate) ctx: Arc<Shared>,
     factory: Box<Factory>,
     pub(crate) nodes: Option<Nodes>,
 }
 
 impl Server {
-    pub(crate) fn new(ctx: Context, factory: Box<Factory>) -> Self {
+    pub(crate) fn new(ctx: Shared, factory: Box<Factory>) -> Self {
         let nodes = ctx.config.cluster.clone().map(Nodes::new);
         Server {
             ctx: Arc::new(ctx),

@@ -6,8 +6,7 @@ use http::HeaderMap;
 use crate::core::owner::{PeerAddr, SessionOwner};
 use crate::http::error::Reject;
 use crate::protocol::{
-    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, SUPPORTED_VERSIONS, accept,
-    is_valid_session_id,
+    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, accept, dates, is_valid_session_id,
 };
 
 /// The `MCP-Protocol-Version` header of a session-based request, checked (S8).
@@ -21,7 +20,7 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<ProtocolVer
         Ok(version) if !version.is_per_request() => Ok(Some(version)),
         _ => Err(Reject::bad_request(format!(
             "unsupported MCP-Protocol-Version {v:?}; supported: {}",
-            SUPPORTED_VERSIONS.join(", ")
+            dates(ProtocolVersion::SESSION)
         ))),
     }
 }

@@ -12,7 +12,7 @@ use http::HeaderValue;
 use crate::cluster::sign::Forward;
 use crate::core::owner::SessionOwner;
 use crate::core::session::begin::Begin;
-use crate::core::session::reader::{JsonWait, OnEnd, Reader};
+use crate::core::session::reader::{JsonWait, Reader};
 use crate::core::session::state::Posted;
 use crate::core::store::event_store::{Begun, StoredEvent};
 use crate::core::{Error, Session};
@@ -84,13 +84,12 @@ pub(crate) async fn open(
     posted: &mut Option<Posted>,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
-    on_end: OnEnd,
     forward: Option<&str>,
     after: u64,
 ) -> Result<Opened, Error> {
     let body = &posted.as_ref().ok_or(Error::SessionNotFound)?.body;
     let is_batch = body.is_batch();
-    let mut accepted = match session.begin(body, version, requested, on_end, forward)? {
+    let mut accepted = match session.begin(body, version, requested, forward)? {
         Begin::Accepted(accepted) => accepted,
         Begin::Again(stream) => return resumed(session, stream, after, is_batch).await,
     };

@@ -17,7 +17,7 @@ use mcp_jsonrpc::{Body, Message, code};
 use crate::core::budget::Charge;
 use crate::core::session::Lifetime;
 use crate::core::session::begin::Begin;
-use crate::core::session::reader::{JsonWait, OnEnd};
+use crate::core::session::reader::JsonWait;
 use crate::core::session::state::Posted;
 use crate::core::{Error, Session};
 use crate::http::app::Server;
@@ -48,7 +48,7 @@ pub(crate) async fn serve(
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));
-    let Begin::Accepted(accepted) = session.begin(&body, None, None, OnEnd::Cancel, None)? else {
+    let Begin::Accepted(accepted) = session.begin(&body, None, None, None)? else {
         return Err(ended_without_answer());
     };
     let reader = match accepted.deliver(Posted::new(request, body, charge)).await {

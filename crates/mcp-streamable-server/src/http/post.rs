@@ -12,11 +12,10 @@ use tracing::Instrument;
 
 use crate::cluster::sign::Forward;
 use crate::core::budget::Charge;
-use crate::core::config::{Eras, Mode};
-use crate::core::session::reader::OnEnd;
+use crate::core::config::{Families, Mode};
 use crate::core::session::state::Posted;
 use crate::core::session::{Ending, Lifetime};
-use crate::core::{Context, Error, Session};
+use crate::core::{Error, Session, Shared};
 use crate::http::app::Server;
 use crate::http::checks::{self, owner};
 use crate::http::error::{Kind, Reject};
@@ -25,7 +24,7 @@ use crate::http::read::read_body;
 use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::{modern, relay};
-use crate::protocol::params::{self, Era};
+use crate::protocol::params::{self, Family};
 use crate::protocol::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, accept, initialize};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -97,20 +96,27 @@ pub(crate) async fn accept_body(
             .await
             .map_err(|r| r.with_id(request_id.as_ref()))?;
     }
-    let eras = ctx.config.eras;
-    let served = match params::classify(eras != Eras::LegacyOnly, header_version, &body) {
+    let families = ctx.config.families;
+    let served = match params::classify(families != Families::SessionOnly, header_version, &body) {
         // N7: served by the node it reaches; never forwarded.
-        Era::PerRequest(_) if forward.is_some() => {
+        Family::PerRequest(_) if forward.is_some() => {
             Err(Reject::bad_request("a per-request POST is not forwarded"))
         }
-        Era::PerRequest(params) => {
-            match params::validate(eras != Eras::ModernOnly, &parts.headers, &body, params) {
+        Family::PerRequest(params) => {
+            match params::validate(
+                families != Families::PerRequestOnly,
+                &parts.headers,
+                &body,
+                params,
+            ) {
                 Ok(version) => modern::serve(server, parts, body, version, charge).await,
                 Err(err) => Err(err.into()),
             }
         }
-        Era::Session if eras == Eras::ModernOnly => Err(refused_sessions(&body, header_version)),
-        Era::Session => {
+        Family::Session if families == Families::PerRequestOnly => {
+            Err(refused_sessions(&body, header_version))
+        }
+        Family::Session => {
             // Refusals of the headers alone carry no id (S21), as if made before the body:
             // they return at once.
             let version = checks::protocol_version(&parts.headers)?;
@@ -123,11 +129,7 @@ pub(crate) async fn accept_body(
 
 /// S26: a client over its rate limit is refused before anything of its POST is delivered.
 /// Charged where the client's POST arrives: a forwarded one was charged there.
-async fn check_rate(
-    ctx: &Context,
-    parts: &http::request::Parts,
-    body: &Body,
-) -> Result<(), Reject> {
+async fn check_rate(ctx: &Shared, parts: &http::request::Parts, body: &Body) -> Result<(), Reject> {
     let Some(limit) = &ctx.config.rate_limit else {
         return Ok(());
     };
@@ -197,7 +199,7 @@ async fn serve_named(
     let owner = owner(&posted.request);
     let Some(nodes) = &server.nodes else {
         let session = server.ctx.find_session(id, owner.as_ref()).await?;
-        return serve(&session, &mut Some(posted), version, None, OnEnd::Keep)
+        return serve(&session, &mut Some(posted), version, None)
             .await
             .map_err(Tried::into_reject);
     };
@@ -207,14 +209,12 @@ async fn serve_named(
     for _ in 0..TRIES {
         let body = posted.as_ref().map(|p| &p.body);
         match remote::reach(server, nodes, &mut ask, body).await? {
-            Reached::Here(session) => {
-                match serve(&session, &mut posted, version, None, OnEnd::Keep).await {
-                    Err(Tried::Elsewhere) => {}
-                    Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
-                    Err(Tried::Refused(reject)) => return Err(reject),
-                    Ok(response) => return Ok(response),
-                }
-            }
+            Reached::Here(session) => match serve(&session, &mut posted, version, None).await {
+                Err(Tried::Elsewhere) => {}
+                Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
+                Err(Tried::Refused(reject)) => return Err(reject),
+                Ok(response) => return Ok(response),
+            },
             Reached::There(answer) => {
                 let body = posted.take().map(|p| p.body);
                 return Ok(relay::post(server, ask, answer, body.as_ref()).await);
@@ -275,7 +275,7 @@ async fn start_session(
         session.span.clone(),
     );
     let posted = Posted::new(request, body, charge);
-    let mut response = serve(&session, &mut Some(posted), version, requested, OnEnd::Keep)
+    let mut response = serve(&session, &mut Some(posted), version, requested)
         .await
         .map_err(Tried::into_reject)?;
     if let Some(value) = session.id_header.clone() {
@@ -300,7 +300,7 @@ async fn serve_stateless(
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
     let posted = Posted::new(request, body, charge);
     let mut posted = Some(posted);
-    let response = serve(&session, &mut posted, version, None, OnEnd::CloseSession)
+    let response = serve(&session, &mut posted, version, None)
         .await
         .map_err(Tried::into_reject);
     if response
@@ -330,9 +330,8 @@ async fn serve(
     posted: &mut Option<Posted>,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
-    on_end: OnEnd,
 ) -> Result<Response<ResponseBody>, Tried> {
-    let opened = open(session, posted, version, requested, on_end, None, 0)
+    let opened = open(session, posted, version, requested, None, 0)
         .instrument(session.span.clone())
         .await?;
     Ok(respond(session, opened, false).await?)
@@ -360,7 +359,6 @@ pub(crate) async fn serve_forwarded(
             &mut posted,
             version,
             None,
-            OnEnd::Keep,
             Some(&forward.id),
             after,
         );

@@ -18,7 +18,7 @@ use mcp_sse::Scanner;
 use tokio::sync::mpsc;
 
 use crate::core::Session;
-use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::reader::Reader;
 use crate::core::session::state::Posted;
 use crate::core::store::event_store::StoredEvent;
 use crate::http::app::Server;
@@ -258,7 +258,7 @@ impl Relay {
                     .ok_or("no room for the request")?;
                 let mut posted = Some(Posted::new(Arc::clone(&self.ask.parts), body, charge));
                 let forward = Some(self.ask.id.as_str());
-                let opened = open(session, &mut posted, None, None, OnEnd::Keep, forward, 0);
+                let opened = open(session, &mut posted, None, None, forward, 0);
                 match opened.await.map_err(|e| format!("{e:?}"))? {
                     Opened::Stream { reader, replay, .. } => (replay, reader),
                     Opened::Accepted => return Err("the request has no stream".into()),

@@ -12,8 +12,8 @@ use bytes::Buf;
 use http::{Method, Request, Response};
 
 use crate::cluster::sign::{MCP_FORWARD, MCP_FORWARD_AFTER};
-use crate::core::Context;
-use crate::core::config::{Config, Eras, Mode};
+use crate::core::Shared;
+use crate::core::config::{Config, Families, Mode};
 use crate::core::session::Ending;
 use crate::core::session::connection::ServerConnection;
 use crate::http::app::Server;
@@ -120,7 +120,7 @@ impl StreamableHttpService {
         });
         let config = config.with_cluster_stores();
         let service = StreamableHttpService {
-            server: Arc::new(Server::new(Context::new(config), factory)),
+            server: Arc::new(Server::new(Shared::new(config), factory)),
         };
         if tokio::runtime::Handle::try_current().is_ok() {
             start_nodes(&service.server);
@@ -174,8 +174,8 @@ impl StreamableHttpService {
         };
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
-            && config.eras != Eras::ModernOnly
-            && !(config.eras == Eras::Both && names_per_request_version(request.headers()));
+            && config.families != Families::PerRequestOnly
+            && !(config.families == Families::Both && names_per_request_version(request.headers()));
         let allow = if sessions {
             "GET, POST, DELETE"
         } else {

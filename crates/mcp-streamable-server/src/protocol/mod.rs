@@ -16,13 +16,11 @@ pub use mcp_streamable_protocol::headers::{
 pub(crate) use mcp_streamable_protocol::headers::{X_ACCEL_BUFFERING, is_valid_session_id};
 pub(crate) use mcp_streamable_protocol::{decode_header_value, is_per_request_date, meta};
 
-/// The protocol revisions of the session-based family this server speaks, oldest first: the
-/// dates of [`ProtocolVersion::SESSION`].
-pub const SUPPORTED_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The protocol revisions of the per-request family (2026-07-28 and later) this server speaks,
-/// oldest first: the dates of [`ProtocolVersion::PER_REQUEST`].
-pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The dates of `versions`, joined with `, `: what a refusal lists.
+pub(crate) fn dates(versions: &[ProtocolVersion]) -> String {
+    let dates: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+    dates.join(", ")
+}
 
 /// The request `message` answers, if it is a single response with an id.
 pub(crate) fn answered_request(message: &[u8]) -> Option<mcp_jsonrpc::Id> {
@@ -69,9 +67,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_version_lists_are_the_dates_of_the_families() {
-        let dates = |vs: &[ProtocolVersion]| vs.iter().map(|v| v.as_str()).collect::<Vec<_>>();
-        assert_eq!(SUPPORTED_VERSIONS, dates(ProtocolVersion::SESSION));
-        assert_eq!(MODERN_VERSIONS, dates(ProtocolVersion::PER_REQUEST));
+    fn a_refusal_lists_the_dates_of_a_family() {
+        assert_eq!(
+            dates(ProtocolVersion::SESSION),
+            "2025-03-26, 2025-06-18, 2025-11-25"
+        );
     }
 }

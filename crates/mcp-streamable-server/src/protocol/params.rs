@@ -14,7 +14,7 @@ use crate::protocol::{
 };
 
 /// The family a POST belongs to (M1).
-pub(crate) enum Era<'a> {
+pub(crate) enum Family<'a> {
     /// Sessions, `initialize`, GET streams, resumption: 2025-03-26 to 2025-11-25.
     Session,
     /// One request per POST, metadata per request: 2026-07-28 and later, with the fields of
@@ -59,9 +59,9 @@ pub(crate) fn classify<'a>(
     per_request_served: bool,
     header_version: Option<&str>,
     body: &'a Body,
-) -> Era<'a> {
+) -> Family<'a> {
     if !per_request_served {
-        return Era::Session;
+        return Family::Session;
     }
     let by_header = header_version.is_some_and(is_per_request_date);
     // Most POSTs of a session are not per-request: a search spares them a parse. The needle is
@@ -70,16 +70,16 @@ pub(crate) fn classify<'a>(
     let raw = raw_params(body);
     let may_name = raw.is_some_and(|raw| raw.get().contains("protocolVersion"));
     if !by_header && !may_name {
-        return Era::Session;
+        return Family::Session;
     }
     let params: Params<'a> = raw
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .unwrap_or_default();
     let names_version = params.meta.as_ref().is_some_and(|m| m.version.is_some());
     if by_header || names_version {
-        Era::PerRequest(params)
+        Family::PerRequest(params)
     } else {
-        Era::Session
+        Family::Session
     }
 }
 
@@ -287,7 +287,7 @@ mod tests {
     fn m1_meta_makes_a_post_per_request_however_its_key_is_escaped() {
         let is_per_request = |json: &str| {
             let body = mcp_jsonrpc::parse(json.as_bytes()).unwrap();
-            matches!(classify(true, None, &body), Era::PerRequest(_))
+            matches!(classify(true, None, &body), Family::PerRequest(_))
         };
         let plain = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}"#;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_jsonrpc::Id;
-use mcp_streamable_server::{Config, Eras, InMemoryEventStore, codes};
+use mcp_streamable_server::{Config, Families, InMemoryEventStore, codes};
 use serde_json::{Value, json};
 
 use crate::harness::*;
@@ -581,7 +581,7 @@ async fn m6_a_client_gone_before_the_reply_cancels_too() {
 
 #[tokio::test]
 async fn eras_can_be_refused() {
-    let (modern_only, _log) = logged(Config::default().eras(Eras::ModernOnly));
+    let (modern_only, _log) = logged(Config::default().families(Families::PerRequestOnly));
     let init = modern_only
         .handle(request(post(None), initialize_body(1, "2025-06-18")))
         .await;
@@ -603,7 +603,7 @@ async fn eras_can_be_refused() {
 
     // A legacy-only server answers a modern request as a 2025-11-25 server does: a 400 that is
     // not a modern error, which sends dual-era clients to initialize.
-    let (legacy_only, _log) = logged(Config::default().eras(Eras::LegacyOnly));
+    let (legacy_only, _log) = logged(Config::default().families(Families::SessionOnly));
     let (code, _, _) = refusal(
         legacy_only.handle(call_request(3, "echo", json!({}))).await,
         StatusCode::BAD_REQUEST,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::core::error::Error;
-use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::reader::Reader;
 use crate::core::session::state::{Batch, STANDALONE, Stream};
 use crate::core::session::{Session, wake};
 use crate::core::store::event_store::Write;
@@ -63,7 +63,7 @@ impl Session {
             (generation, old_waker, priming, write_store)
         };
         wake(old_waker);
-        let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation), OnEnd::Keep);
+        let reader = Reader::new(Arc::clone(self), STANDALONE, Some(generation));
         if let Some(batch) = write_store {
             Arc::clone(self).write_store(batch).await;
         }
@@ -108,7 +108,7 @@ impl Session {
             }
         };
         wake(old_waker);
-        let mut reader = Reader::new(Arc::clone(self), after.stream, generation, OnEnd::Keep);
+        let mut reader = Reader::new(Arc::clone(self), after.stream, generation);
         self.store_caught_up(watermark).await;
         let seen = events.last().map_or(after.index, |e| e.index);
         events.extend(self.replay(&*store, after, seen, true).await?);

@@ -10,7 +10,7 @@ use mcp_transport::Received;
 use crate::core::cluster::Fence;
 use crate::core::error::Error;
 use crate::core::session::Session;
-use crate::core::session::reader::{OnEnd, Reader};
+use crate::core::session::reader::Reader;
 use crate::core::session::state::{Batch, Delivery, Incoming, Posted, State, Stream};
 use crate::core::store::event_store::{Begun, Write};
 use crate::protocol::ProtocolVersion;
@@ -179,7 +179,6 @@ impl Session {
         body: &Body,
         header_version: Option<ProtocolVersion>,
         requested: Option<ProtocolVersion>,
-        on_end: OnEnd,
         forward: Option<&str>,
     ) -> Result<Begin, Error> {
         let mut guard = self.lock();
@@ -270,12 +269,7 @@ impl Session {
             incoming,
             opening,
             registered: Some(stream),
-            reader: Some(Reader::new(
-                Arc::clone(self),
-                stream,
-                Some(generation),
-                on_end,
-            )),
+            reader: Some(Reader::new(Arc::clone(self), stream, Some(generation))),
             prime,
         }))
     }

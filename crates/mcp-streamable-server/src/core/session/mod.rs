@@ -25,8 +25,8 @@ use tokio::sync::Notify;
 
 use crate::core::cluster::Fence;
 use crate::core::cluster::lease::Lease;
-use crate::core::context::Context;
 use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
+use crate::core::shared::Shared;
 use crate::core::store::event_store::{EventStore, Write};
 use crate::protocol::{ProtocolVersion, initialize};
 
@@ -41,7 +41,7 @@ pub(crate) struct Session {
     /// The client it counts against for the per-client cap (S18): its owner, else its
     /// connection's IP address, when known.
     pub(crate) client: Option<Arc<str>>,
-    pub(crate) ctx: Arc<Context>,
+    pub(crate) ctx: Arc<Shared>,
     /// Where events are kept for resumption: the configured store, except in stateless mode,
     /// where no session outlives its POST and nothing can be resumed (S20).
     pub(crate) store: Option<Arc<dyn EventStore>>,
@@ -82,7 +82,7 @@ pub(crate) enum Ending {
 impl Session {
     pub(crate) fn new(
         id: Arc<str>,
-        ctx: Arc<Context>,
+        ctx: Arc<Shared>,
         incoming: Incoming,
         lifetime: Lifetime,
         owner: Option<Arc<str>>,
@@ -130,6 +130,11 @@ impl Session {
     /// sessions clients name by id.
     pub(crate) fn is_transient(&self) -> bool {
         self.lifetime != Lifetime::Session
+    }
+
+    /// How long the session lives: what ends it when a reader of its streams ends.
+    pub(crate) fn lifetime(&self) -> Lifetime {
+        self.lifetime
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {

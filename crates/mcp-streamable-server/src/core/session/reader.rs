@@ -2,7 +2,7 @@
 //!
 //! A reader is attached to its stream under a generation; a newer reader of the same stream
 //! (S12), or the session shedding a reader too far behind (S22), ends it. Dropping it lets go
-//! of the stream (S13) and does what its [`OnEnd`] says.
+//! of the stream (S13) and ends a session that lived for the stream.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -10,19 +10,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 
 use crate::core::session::state::Entry;
-use crate::core::session::{Ending, Session};
-
-/// What a reader does when its stream ends or it is dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum OnEnd {
-    /// Nothing: the session lives on.
-    Keep,
-    /// End the session (stateless mode: it lived for this POST).
-    CloseSession,
-    /// End the session, cancelling its request if unanswered (2026-07-28: it lived for this
-    /// request, and closing its stream cancels it, M6).
-    Cancel,
-}
+use crate::core::session::{Ending, Lifetime, Session};
 
 /// Why a JSON-response POST has no answer to give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,23 +57,16 @@ pub(crate) struct Reader {
     generation: Option<u64>,
     /// Entries up to this index were replayed from the store already.
     skip_through: Option<u64>,
-    on_end: OnEnd,
     ended: bool,
 }
 
 impl Reader {
-    pub(crate) fn new(
-        session: Arc<Session>,
-        stream: u64,
-        generation: Option<u64>,
-        on_end: OnEnd,
-    ) -> Self {
+    pub(crate) fn new(session: Arc<Session>, stream: u64, generation: Option<u64>) -> Self {
         Reader {
             session,
             stream,
             generation,
             skip_through: None,
-            on_end,
             ended: false,
         }
     }
@@ -206,7 +187,8 @@ impl Reader {
         std::future::poll_fn(|cx| self.poll_json(cx)).await
     }
 
-    /// Ends the reader: lets go of its stream and does what [`OnEnd`] says. Idempotent.
+    /// Ends the reader: lets go of its stream, and ends a session that lived for this stream
+    /// (stateless, S20), cancelling its request if unanswered (per-request, M6). Idempotent.
     pub(crate) fn end(&mut self) {
         if self.ended {
             return;
@@ -214,10 +196,10 @@ impl Reader {
         self.ended = true;
         self.detach();
         self.session.touch();
-        match self.on_end {
-            OnEnd::Keep => {}
-            OnEnd::CloseSession => self.session.close_detached(Ending::Abort),
-            OnEnd::Cancel => self.session.cancel_detached(),
+        match self.session.lifetime() {
+            Lifetime::Session => {}
+            Lifetime::Post => self.session.close_detached(Ending::Abort),
+            Lifetime::Request(_) => self.session.cancel_detached(),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::core::config::Config;
 use crate::core::error::Error;
 use crate::core::session::{Ending, Session};
 
-pub(crate) struct Context {
+pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) sessions: Sessions,
     /// What every session's outboxes hold together, and its bound (S22).
@@ -28,9 +28,9 @@ pub(crate) struct Context {
     pub(crate) restored: tokio::sync::Notify,
 }
 
-impl Context {
+impl Shared {
     pub(crate) fn new(config: Config) -> Self {
-        Context {
+        Shared {
             budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
             inbound: Arc::new(Inbound::new(config.max_total_incoming_bytes)),
             config,
@@ -219,7 +219,7 @@ impl Sessions {
     }
 
     /// Starts the task that ends idle sessions, once per service.
-    pub(crate) fn start_reaper(&self, shared: &Arc<Context>) {
+    pub(crate) fn start_reaper(&self, shared: &Arc<Shared>) {
         if self.reaper_started.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -240,7 +240,7 @@ const SHED_PAUSE: Duration = Duration::from_millis(10);
 /// Ends sessions idle for longer than the timeout (S18), every `period`, and sheds the largest
 /// backlogs whenever a session finds the server-wide budget exceeded (S22), until the service
 /// is gone.
-async fn reap(shared: Weak<Context>, period: Duration) {
+async fn reap(shared: Weak<Shared>, period: Duration) {
     let mut due = tokio::time::Instant::now() + period;
     loop {
         let Some(budget) = shared.upgrade().map(|s| Arc::clone(&s.budget)) else {
@@ -275,7 +275,7 @@ async fn reap(shared: Weak<Context>, period: Duration) {
 
 /// Sheds the largest sessions' backlogs, largest first, down to each one's share, while every
 /// session's together exceed the server-wide budget. Looks at each session once.
-fn shed_largest(shared: &Context) {
+fn shed_largest(shared: &Shared) {
     let budget = &shared.budget;
     let mut sessions: Vec<(usize, Arc<Session>)> = shared
         .sessions
