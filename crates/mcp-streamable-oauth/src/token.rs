@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::HeaderValue;
-use http::header::{AUTHORIZATION, HeaderName};
+use http::header::AUTHORIZATION;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -23,10 +23,7 @@ use crate::secret::Secret;
 /// skew and the request.
 const ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
 
-/// The header of a DPoP proof.
-pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");
-/// The header a server hands a DPoP nonce in (RFC 9449, section 8).
-const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+use mcp_streamable_protocol::headers::{DPOP, DPOP_NONCE};
 
 /// The tokens held for a resource, as a [`TokenStore`](crate::TokenStore) keeps them.
 #[derive(Clone, Debug, Serialize, Deserialize)]

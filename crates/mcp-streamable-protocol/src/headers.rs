@@ -15,6 +15,10 @@ pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// 2026-07-28: the body's `params.name` (`tools/call`, `prompts/get`) or `params.uri`
 /// (`resources/read`), mirrored.
 pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// A DPoP proof of possession of the key a token is bound to (RFC 9449, section 4.1).
+pub const DPOP: HeaderName = HeaderName::from_static("dpop");
+/// The nonce a server hands a client for its next DPoP proofs (RFC 9449, section 8).
+pub const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 /// Asks nginx and proxies like it not to buffer a response: what SSE streams need.
 pub const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 

@@ -35,8 +35,9 @@ use crate::config::Config;
 use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
 use crate::headers::JSON;
 use crate::shape::{self, MetaHeaders};
+use mcp_streamable_protocol::headers::DPOP;
 use pool::Pool;
-use proof::{Credentials, DPOP, Nonce};
+use proof::{Credentials, Nonce};
 use stale::Counting;
 
 pub(crate) use body::{Body, BodyError};

@@ -3,13 +3,10 @@
 
 use std::sync::Mutex;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use http::{Response, StatusCode};
 
-/// The header that carries a proof of possession.
-pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");
-/// The header a server hands a nonce for the next proofs in (RFC 9449, section 8.1).
-const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+use mcp_streamable_protocol::headers::DPOP_NONCE;
 
 /// What one try of a request carries to authorize itself.
 #[derive(Debug, Default)]
