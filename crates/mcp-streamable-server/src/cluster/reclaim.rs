@@ -21,7 +21,7 @@ const GRACE: Duration = Duration::from_secs(1);
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Follows this node's lease for as long as the service lives.
-pub(crate) async fn watch_lease(ctx: Weak<Shared>, cluster: Arc<dyn Cluster>) {
+pub(crate) async fn watch_lease(shared: Weak<Shared>, cluster: Arc<dyn Cluster>) {
     let lease = cluster.lease().clone();
     let mut seen = lease.changes();
     let mut pending = false;
@@ -44,7 +44,7 @@ pub(crate) async fn watch_lease(ctx: Weak<Shared>, cluster: Arc<dyn Cluster>) {
             }
         }
         seen = lease.changes();
-        let Some(ctx) = ctx.upgrade() else {
+        let Some(shared) = shared.upgrade() else {
             return;
         };
         if !lease.is_valid() {
@@ -58,15 +58,15 @@ pub(crate) async fn watch_lease(ctx: Weak<Shared>, cluster: Arc<dyn Cluster>) {
                     node = cluster.node(),
                     "this node cannot prove its lease: its sessions' streams end"
                 );
-                for session in ctx.sessions.all() {
+                for session in shared.sessions.all() {
                     session.end_readers();
                 }
             }
             continue;
         }
         streams_ended = false;
-        pending = !reclaim(&ctx, &*cluster).await;
-        for session in ctx.sessions.all() {
+        pending = !reclaim(&shared, &*cluster).await;
+        for session in shared.sessions.all() {
             session.wake_readers();
         }
     }
@@ -74,10 +74,10 @@ pub(crate) async fn watch_lease(ctx: Weak<Shared>, cluster: Arc<dyn Cluster>) {
 
 /// Claims every session held under an earlier incarnation for this one, or ends this node's
 /// copy of it; whether every claim got an answer.
-async fn reclaim(ctx: &Shared, cluster: &dyn Cluster) -> bool {
+async fn reclaim(shared: &Shared, cluster: &dyn Cluster) -> bool {
     let incarnation = cluster.lease().incarnation();
     let mut answered = true;
-    for session in ctx.sessions.all() {
+    for session in shared.sessions.all() {
         let Some(fence) = session.fence().filter(|f| f.incarnation != incarnation) else {
             continue;
         };

@@ -55,14 +55,14 @@ impl Nodes {
     /// Where session `id` is served, for a request made by `owner` (S7).
     pub(crate) async fn route(
         &self,
-        ctx: &Arc<Shared>,
+        shared: &Arc<Shared>,
         id: &str,
         owner: Option<&SessionOwner>,
     ) -> Result<Route, Error> {
         for _ in 0..LOOKS {
-            let location = match ctx.sessions.get(id) {
+            let location = match shared.sessions.get(id) {
                 Some(session) if session.is_held_now() => {
-                    return ctx.find_session(id, owner).await.map(Route::Local);
+                    return shared.find_session(id, owner).await.map(Route::Local);
                 }
                 // This node cannot prove it holds the session now: the records say whether
                 // another node took it over meanwhile (then this copy is stale, N8), or it is
@@ -74,7 +74,7 @@ impl Nodes {
                             if holder.node == self.cluster.node()
                                 && Some(holder.fence) == session.fence() =>
                         {
-                            return ctx.find_session(id, owner).await.map(Route::Local);
+                            return shared.find_session(id, owner).await.map(Route::Local);
                         }
                         _ => session.step_down(),
                     }
@@ -90,7 +90,7 @@ impl Nodes {
                 Location::Held(holder)
                     if self.is_this_node(&holder.node, holder.fence.incarnation) =>
                 {
-                    return self.restoring(ctx, id, owner).await.map(Route::Local);
+                    return self.restoring(shared, id, owner).await.map(Route::Local);
                 }
                 Location::Held(holder) => {
                     if let Some(target) = self.live(holder) {
@@ -110,7 +110,7 @@ impl Nodes {
                 .map_err(Error::shared_store)?
             {
                 TakeOver::Taken(fence) => {
-                    return ctx.restore(id, owner, fence).await.map(Route::Restored);
+                    return shared.restore(id, owner, fence).await.map(Route::Restored);
                 }
                 TakeOver::Alive(member) => {
                     if let Location::Held(holder) = location {
@@ -147,17 +147,17 @@ impl Nodes {
     /// restoring it (waited for, a bounded while); else it ended here.
     async fn restoring(
         &self,
-        ctx: &Arc<Shared>,
+        shared: &Arc<Shared>,
         id: &str,
         owner: Option<&SessionOwner>,
     ) -> Result<Arc<Session>, Error> {
         for _ in 0..RESTORE_WAITS {
-            let restored = ctx.restored.notified();
-            if ctx.sessions.get(id).is_some() {
+            let restored = shared.restored.notified();
+            if shared.sessions.get(id).is_some() {
                 break;
             }
             let _ = tokio::time::timeout(RESTORE_WAIT, restored).await;
         }
-        ctx.find_session(id, owner).await
+        shared.find_session(id, owner).await
     }
 }

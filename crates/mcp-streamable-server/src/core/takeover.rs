@@ -48,16 +48,16 @@ impl Restored {
         let generation = fence.generation;
         let request = start(connection, generation, session.span.clone());
         let request = &request;
-        let ctx = Arc::clone(&session.ctx);
+        let shared = Arc::clone(&session.shared);
         let replayed = replay_initialize(&session, &record, generation, request).await;
         let inserted = replayed.and_then(|()| {
             let caps = Caps {
-                total: ctx.config.max_sessions,
-                per_client: ctx.config.max_sessions_per_client,
+                total: shared.config.max_sessions,
+                per_client: shared.config.max_sessions_per_client,
             };
-            ctx.sessions.insert(Arc::clone(&session), caps)
+            shared.sessions.insert(Arc::clone(&session), caps)
         });
-        ctx.restored.notify_waiters();
+        shared.restored.notify_waiters();
         let evicted = match inserted {
             Ok(evicted) => evicted,
             Err(err) => {
@@ -68,7 +68,7 @@ impl Restored {
         if let Some(evicted) = evicted {
             evicted.close(Ending::Abort).await;
         }
-        ctx.sessions.start_reaper(&ctx);
+        shared.sessions.start_reaper(&shared);
         tracing::info!(parent: &session.span, generation, "session taken over from a holder that died");
         if !session.is_owned_by(owner.as_ref().map(SessionOwner::as_str)) {
             return Err(Error::SessionNotFound);
@@ -172,7 +172,7 @@ async fn replay_initialize(
     };
     init.id = Id::from(format!("mcp-restart-{generation}"));
     let initialized = mcp_jsonrpc::Notification::new("notifications/initialized", None);
-    let ctx = &session.ctx;
+    let shared = &session.shared;
     for body in [
         Body::Single(Message::Request(init)),
         Body::Single(initialized.into()),
@@ -182,7 +182,7 @@ async fn replay_initialize(
         else {
             return Err(Error::SessionNotFound);
         };
-        let charge = ctx.inbound.charge(0).ok_or(Error::InboundFull(0))?;
+        let charge = shared.inbound.charge(0).ok_or(Error::InboundFull(0))?;
         // The reader, if any, is dropped: the answer is stored, and read by nobody.
         accepted
             .deliver(Posted::new(Arc::clone(request), body, charge))

@@ -18,16 +18,16 @@ pub(crate) type Factory = dyn Fn(ServerConnection, http::request::Parts) -> Pin<
 /// What the HTTP edge serves: the session core, the application it starts sessions of, and,
 /// with a cluster, what it keeps to reach the other nodes.
 pub(crate) struct Server {
-    pub(crate) ctx: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     factory: Box<Factory>,
     pub(crate) nodes: Option<Nodes>,
 }
 
 impl Server {
-    pub(crate) fn new(ctx: Shared, factory: Box<Factory>) -> Self {
-        let nodes = ctx.config.cluster.clone().map(Nodes::new);
+    pub(crate) fn new(shared: Shared, factory: Box<Factory>) -> Self {
+        let nodes = shared.config.cluster.clone().map(Nodes::new);
         Server {
-            ctx: Arc::new(ctx),
+            shared: Arc::new(shared),
             factory,
             nodes,
         }

@@ -21,7 +21,7 @@ pub(crate) async fn handle<B>(
     let id = checks::named(&parts, "DELETE")?.to_owned();
     let owner = owner(&parts);
     let Some(nodes) = &server.nodes else {
-        let session = server.ctx.find_session(&id, owner.as_ref()).await?;
+        let session = server.shared.find_session(&id, owner.as_ref()).await?;
         return Ok(delete(&session).await);
     };
     let mut ask = Ask::new(&id, Method::DELETE, Arc::new(parts), owner);

@@ -33,11 +33,11 @@ pub(crate) async fn handle<B>(
     if after.is_none_or(|a| a.stream == STANDALONE) {
         // S23: a shutting-down server ends standalone streams and does not open new ones,
         // which clients that reconnect would otherwise do at once.
-        server.ctx.refuse_when_shutting_down("no new streams")?;
+        server.shared.refuse_when_shutting_down("no new streams")?;
     }
     let owner = owner(&parts);
     let Some(nodes) = &server.nodes else {
-        let session = server.ctx.find_session(&id, owner.as_ref()).await?;
+        let session = server.shared.find_session(&id, owner.as_ref()).await?;
         return serve(&session, after).await;
     };
     let mut ask = Ask::new(&id, Method::GET, Arc::new(parts), owner);
@@ -87,7 +87,7 @@ async fn standalone(session: &Arc<Session>) -> Result<SseBody, Reject> {
     body.push_prelude(Bytes::from_static(b": stream open\n\n"));
     if let Some(id) = attached.priming {
         let mut out = BytesMut::new();
-        write_priming(&mut out, id, session.ctx.config.retry);
+        write_priming(&mut out, id, session.shared.config.retry);
         body.push_prelude(out.freeze());
     }
     Ok(body)

@@ -150,7 +150,7 @@ pub(crate) async fn respond(
         }
         return Ok(reply::sse(body));
     }
-    if session.ctx.config.json_response && !sse {
+    if session.shared.config.json_response && !sse {
         match body.reader_mut().wait_json().await {
             Err(JsonWait::Closed) => return Err(Error::SessionNotFound.into()),
             Err(JsonWait::Moved) => {
@@ -166,7 +166,7 @@ pub(crate) async fn respond(
         }
     }
     if prime {
-        body.prime(session.ctx.config.retry);
+        body.prime(session.shared.config.retry);
     }
     // The head waits, briefly, for the first message: an answer ready by then leaves with the
     // head in one write, not two (one send, and one wake-up of the client, fewer).
@@ -185,14 +185,14 @@ pub(crate) async fn held(
     id: &str,
     forward: &Forward,
 ) -> Result<Option<Arc<Session>>, Reject> {
-    let Some(session) = server.ctx.sessions.get(id) else {
+    let Some(session) = server.shared.sessions.get(id) else {
         return Ok(None);
     };
     if session.fence() != Some(forward.fence) {
         return Ok(None);
     }
     let owner = forward.owner.clone().map(SessionOwner::new);
-    Ok(Some(server.ctx.find_session(id, owner.as_ref()).await?))
+    Ok(Some(server.shared.find_session(id, owner.as_ref()).await?))
 }
 
 /// The index after which a forward sent again wants its stream (`Mcp-Forward-After`).

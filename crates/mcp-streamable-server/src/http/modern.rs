@@ -43,7 +43,7 @@ pub(crate) async fn serve(
             ),
         ));
     }
-    let (session, connection) = server.ctx.start_transient(Lifetime::Request(version))?;
+    let (session, connection) = server.shared.start_transient(Lifetime::Request(version))?;
     let request = server.start(connection, parts, session.span.clone());
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
@@ -61,7 +61,7 @@ pub(crate) async fn serve(
         return Ok(reply::empty(StatusCode::ACCEPTED));
     };
     let mut sse = SseBody::new(reader);
-    let first = match server.ctx.config.keep_alive {
+    let first = match server.shared.config.keep_alive {
         Some(period) => tokio::time::timeout(period, sse.reader_mut().wait_json())
             .await
             .unwrap_or(Ok(None)),

@@ -101,7 +101,7 @@ async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> Response<Re
         return refused("not-here");
     };
     let (mut parts, body) = request.into_parts();
-    let bytes = match read_body(&parts.headers, body, server.ctx.config.max_body_bytes).await {
+    let bytes = match read_body(&parts.headers, body, server.shared.config.max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(reject) => return reject.into_response("POST"),
     };

@@ -60,7 +60,7 @@ where
             "Content-Type must be application/json",
         ));
     }
-    let bytes = read_body(&parts.headers, body, server.ctx.config.max_body_bytes).await?;
+    let bytes = read_body(&parts.headers, body, server.shared.config.max_body_bytes).await?;
     accept_body(server, parts, bytes, None).await
 }
 
@@ -71,32 +71,32 @@ pub(crate) async fn accept_body(
     bytes: Bytes,
     forward: Option<Forward>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let ctx = &server.ctx;
+    let shared = &server.shared;
     // The version header says what family the POST is of (M1); its value is checked after,
     // against the body (M3) or as a session's (S8).
     let header_version = accept::single(&parts.headers, &MCP_PROTOCOL_VERSION).unwrap_or(None);
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
     // S22: the body counts against the incoming budget until its application has read it.
-    let charge = ctx
+    let charge = shared
         .inbound
         .charge(bytes.len())
-        .ok_or_else(|| Error::InboundFull(ctx.inbound.total()))?;
+        .ok_or_else(|| Error::InboundFull(shared.inbound.total()))?;
     // The body is a slice of a read buffer of the connection's (8 KiB or more), which hyper has
     // replaced by then; held while the request is served (a JSON reply waits for the
     // application), it would keep that buffer alive as long. The parse copied what it needs.
     drop(bytes);
-    check_batch_size(&body, ctx.config.max_batch_messages)?;
+    check_batch_size(&body, shared.config.max_batch_messages)?;
     // S21: from here on, a refusal of one request answers with its id.
     let request_id = match &body {
         Body::Single(Message::Request(r)) => Some(r.id.clone()),
         _ => None,
     };
     if forward.is_none() {
-        check_rate(ctx, &parts, &body)
+        check_rate(shared, &parts, &body)
             .await
             .map_err(|r| r.with_id(request_id.as_ref()))?;
     }
-    let families = ctx.config.families;
+    let families = shared.config.families;
     let served = match params::classify(families != Families::SessionOnly, header_version, &body) {
         // N7: served by the node it reaches; never forwarded.
         Family::PerRequest(_) if forward.is_some() => {
@@ -129,8 +129,12 @@ pub(crate) async fn accept_body(
 
 /// S26: a client over its rate limit is refused before anything of its POST is delivered.
 /// Charged where the client's POST arrives: a forwarded one was charged there.
-async fn check_rate(ctx: &Shared, parts: &http::request::Parts, body: &Body) -> Result<(), Reject> {
-    let Some(limit) = &ctx.config.rate_limit else {
+async fn check_rate(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    body: &Body,
+) -> Result<(), Reject> {
+    let Some(limit) = &shared.config.rate_limit else {
         return Ok(());
     };
     let client = checks::client(parts, owner(parts).as_ref());
@@ -162,8 +166,8 @@ async fn dispatch(
     charge: Charge,
     forward: Option<Forward>,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let ctx = &server.ctx;
-    if ctx.config.mode == Mode::Stateless {
+    let shared = &server.shared;
+    if shared.config.mode == Mode::Stateless {
         return serve_stateless(server, parts, body, version, charge).await;
     }
     // The session the POST names, if any.
@@ -198,7 +202,7 @@ async fn serve_named(
 ) -> Result<Response<ResponseBody>, Reject> {
     let owner = owner(&posted.request);
     let Some(nodes) = &server.nodes else {
-        let session = server.ctx.find_session(id, owner.as_ref()).await?;
+        let session = server.shared.find_session(id, owner.as_ref()).await?;
         return serve(&session, &mut Some(posted), version, None)
             .await
             .map_err(Tried::into_reject);
@@ -254,14 +258,14 @@ async fn start_session(
     };
     let requested = initialize::validate(init)
         .map_err(|why| Reject::invalid(code::INVALID_PARAMS, why.reason()))?;
-    let record = match server.ctx.config.session_store {
+    let record = match server.shared.config.session_store {
         Some(_) => Bytes::from(Message::Request(init.clone()).to_vec()),
         None => Bytes::new(),
     };
     let owner = owner(&posted.request);
     let client = checks::client(&posted.request, owner.as_ref());
     let (session, connection) = server
-        .ctx
+        .shared
         .start_session(owner.as_ref(), client, record)
         .await?;
     let Posted {
@@ -292,7 +296,7 @@ async fn serve_stateless(
     version: Option<ProtocolVersion>,
     charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let (session, connection) = server.ctx.start_transient(Lifetime::Post)?;
+    let (session, connection) = server.shared.start_transient(Lifetime::Post)?;
     let request = server.start(connection, parts, session.span.clone());
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still

@@ -73,7 +73,7 @@ pub(crate) async fn post(
         unanswered: requests,
         breaks: 0,
     };
-    if server.ctx.config.json_response {
+    if server.shared.config.json_response {
         return relay.json(is_batch, session).await;
     }
     relay.sse(Vec::new(), session)
@@ -252,7 +252,7 @@ impl Relay {
             None => {
                 let body = mcp_jsonrpc::parse(&self.ask.body).map_err(|e| e.to_string())?;
                 let charge = session
-                    .ctx
+                    .shared
                     .inbound
                     .charge(0)
                     .ok_or("no room for the request")?;
@@ -300,7 +300,7 @@ impl Relay {
         if frames.send(encode(&first)).await.is_err() {
             return;
         }
-        let keep_alive = self.server.ctx.config.keep_alive;
+        let keep_alive = self.server.shared.config.keep_alive;
         loop {
             let next = self.next();
             tokio::pin!(next);

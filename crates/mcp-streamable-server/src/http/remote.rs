@@ -100,7 +100,7 @@ pub(crate) async fn reach(
     let mut why = String::new();
     for _ in 0..SENDS {
         let target = match nodes
-            .route(&server.ctx, &ask.session, ask.owner.as_ref())
+            .route(&server.shared, &ask.session, ask.owner.as_ref())
             .await?
         {
             Route::Local(session) => return Ok(Reached::Here(session)),

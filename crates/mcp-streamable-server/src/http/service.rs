@@ -98,8 +98,8 @@ pub struct StreamableHttpService {
 impl fmt::Debug for StreamableHttpService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamableHttpService")
-            .field("config", &self.server.ctx.config)
-            .field("sessions", &self.server.ctx.sessions.len())
+            .field("config", &self.server.shared.config)
+            .field("sessions", &self.server.shared.sessions.len())
             .finish()
     }
 }
@@ -130,12 +130,12 @@ impl StreamableHttpService {
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        &self.server.ctx.config
+        &self.server.shared.config
     }
 
     /// The number of live sessions.
     pub fn session_count(&self) -> usize {
-        self.server.ctx.sessions.len()
+        self.server.shared.sessions.len()
     }
 
     /// The bytes of outgoing messages waiting in the sessions' outboxes for slow or absent
@@ -143,7 +143,7 @@ impl StreamableHttpService {
     /// session and [`Config::max_total_buffered_bytes`] in all (S22). Event stores keep their
     /// own count. Useful for monitoring.
     pub fn buffered_bytes(&self) -> usize {
-        self.server.ctx.budget.total()
+        self.server.shared.budget.total()
     }
 
     /// Serves one request.
@@ -154,8 +154,8 @@ impl StreamableHttpService {
         B::Error: Into<BoxError>,
     {
         let server = &self.server;
-        let ctx = &server.ctx;
-        let config = &ctx.config;
+        let shared = &server.shared;
+        let config = &shared.config;
         start_nodes(server);
         // N9: only the nodes' own listener takes forwards; a client's claim to be one is
         // dropped before anything reads it.
@@ -211,15 +211,15 @@ impl StreamableHttpService {
     /// connected. Returns as soon as nothing is in flight.
     pub async fn shutdown(&self, grace: Duration) {
         let server = &*self.server;
-        let ctx = &server.ctx;
-        ctx.begin_shutdown();
-        for session in ctx.sessions.all() {
+        let shared = &server.shared;
+        shared.begin_shutdown();
+        for session in shared.sessions.all() {
             session.end_standalone();
         }
         let deadline = tokio::time::Instant::now() + grace;
         // Bounded: at most `grace`, checking every 10 ms.
         while tokio::time::Instant::now() < deadline
-            && ctx
+            && shared
                 .sessions
                 .all_with_transient()
                 .iter()
@@ -230,8 +230,8 @@ impl StreamableHttpService {
         // What was sent in time still reaches the readers that are there to take it. With a
         // cluster, a session is handed over rather than ended: another node takes it over at
         // its next request.
-        for session in ctx.sessions.all_with_transient() {
-            if ctx.config.cluster.is_some() && !session.is_transient() {
+        for session in shared.sessions.all_with_transient() {
+            if shared.config.cluster.is_some() && !session.is_transient() {
                 session.hand_over().await;
             } else {
                 session.close(Ending::Flush).await;
@@ -248,7 +248,7 @@ fn start_nodes(server: &Arc<Server>) {
     nodes.started.call_once(|| {
         peer::listen(server);
         tokio::spawn(crate::cluster::reclaim::watch_lease(
-            Arc::downgrade(&server.ctx),
+            Arc::downgrade(&server.shared),
             Arc::clone(&nodes.cluster),
         ));
     });
@@ -348,7 +348,7 @@ mod tests {
                 .unwrap()
                 .to_owned();
             response.into_body().collect().await.unwrap();
-            let session = service.server.ctx.sessions.get(&sid).unwrap();
+            let session = service.server.shared.sessions.get(&sid).unwrap();
             for i in 1..=3 {
                 let before = session.locks.load(Ordering::Relaxed);
                 let ping = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
@@ -388,14 +388,17 @@ mod tests {
                 let response = service.handle(post(None, body.into())).await;
                 response.into_body().collect().await.unwrap();
                 settle().await;
-                assert_eq!(service.server.ctx.sessions.all_with_transient().len(), 0);
+                assert_eq!(service.server.shared.sessions.all_with_transient().len(), 0);
             }
             // An SSE answer holds its session until the body ends.
             let response = service.handle(post(None, bodies[0].into())).await;
             let held = usize::from(!json_mode);
-            assert_eq!(service.server.ctx.sessions.all_with_transient().len(), held);
+            assert_eq!(
+                service.server.shared.sessions.all_with_transient().len(),
+                held
+            );
             drop(response);
-            assert_eq!(service.server.ctx.sessions.all_with_transient().len(), 0);
+            assert_eq!(service.server.shared.sessions.all_with_transient().len(), 0);
         }
     }
 }

@@ -98,7 +98,7 @@ impl Accepted {
                     .begin(&session.id, fence, stream, requests, forward)
                     .await
             }
-            _ => match &session.ctx.config.session_store {
+            _ => match &session.shared.config.session_store {
                 Some(records) => records
                     .touch(&session.id, Some(fence), std::time::SystemTime::now())
                     .await

@@ -60,7 +60,7 @@ impl Session {
     }
 
     pub(crate) async fn forget(&self) {
-        self.ctx.sessions.remove(self);
+        self.shared.sessions.remove(self);
         if self.is_transient() {
             return;
         }
@@ -70,11 +70,11 @@ impl Session {
             let watermark = self.lock().store_queue.queued();
             self.store_caught_up(watermark).await;
         }
-        match (&self.ctx.config.cluster, self.fence()) {
+        match (&self.shared.config.cluster, self.fence()) {
             // One fenced step: a copy whose session another node holds removes nothing (N8).
             (Some(cluster), Some(fence)) => cluster.end(&self.id, fence).await,
             _ => {
-                if let Some(store) = &self.ctx.config.session_store {
+                if let Some(store) = &self.shared.config.session_store {
                     store.remove(&self.id).await;
                 }
                 if let Some(store) = &self.store {
@@ -91,10 +91,10 @@ impl Session {
         if !self.close_now(Ending::Flush) {
             return;
         }
-        self.ctx.sessions.remove(self);
+        self.shared.sessions.remove(self);
         let watermark = self.lock().store_queue.queued();
         self.store_caught_up(watermark).await;
-        if let (Some(cluster), Some(fence)) = (&self.ctx.config.cluster, self.fence()) {
+        if let (Some(cluster), Some(fence)) = (&self.shared.config.cluster, self.fence()) {
             cluster.hand_over(&self.id, fence).await;
         }
         tracing::debug!(parent: &self.span, "session handed over");
@@ -121,7 +121,7 @@ impl Session {
 
     pub(crate) fn step_down(&self) {
         if self.close_now(Ending::Abort) {
-            self.ctx.sessions.remove(self);
+            self.shared.sessions.remove(self);
             tracing::warn!(parent: &self.span, "this node no longer holds the session: its copy here ended");
         }
     }
@@ -131,10 +131,10 @@ impl Session {
         if !self.close_now(ending) {
             return;
         }
-        self.ctx.sessions.remove(self);
+        self.shared.sessions.remove(self);
         let stored = self.has_store()
-            || self.ctx.config.session_store.is_some()
-            || self.ctx.config.cluster.is_some();
+            || self.shared.config.session_store.is_some()
+            || self.shared.config.cluster.is_some();
         if stored
             && !self.is_transient()
             && let Ok(handle) = tokio::runtime::Handle::try_current()

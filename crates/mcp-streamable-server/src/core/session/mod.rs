@@ -41,7 +41,7 @@ pub(crate) struct Session {
     /// The client it counts against for the per-client cap (S18): its owner, else its
     /// connection's IP address, when known.
     pub(crate) client: Option<Arc<str>>,
-    pub(crate) ctx: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     /// Where events are kept for resumption: the configured store, except in stateless mode,
     /// where no session outlives its POST and nothing can be resumed (S20).
     pub(crate) store: Option<Arc<dyn EventStore>>,
@@ -82,7 +82,7 @@ pub(crate) enum Ending {
 impl Session {
     pub(crate) fn new(
         id: Arc<str>,
-        ctx: Arc<Shared>,
+        shared: Arc<Shared>,
         incoming: Incoming,
         lifetime: Lifetime,
         owner: Option<Arc<str>>,
@@ -99,13 +99,13 @@ impl Session {
         } else {
             tracing::debug_span!("mcp.session", session_id = %id)
         };
-        let now = ctx.now_ms();
+        let now = shared.now_ms();
         let store = if stateless {
             None
         } else {
-            ctx.config.event_store.clone()
+            shared.config.event_store.clone()
         };
-        let budget = Arc::clone(&ctx.budget);
+        let budget = Arc::clone(&shared.budget);
         let id_header = (!id.is_empty())
             .then(|| http::HeaderValue::from_str(&id).ok())
             .flatten();
@@ -114,7 +114,7 @@ impl Session {
             id_header,
             owner,
             client,
-            ctx,
+            shared,
             store,
             state: Mutex::new(State::new(version, incoming, budget, fence)),
             store_progress: Notify::new(),
@@ -160,7 +160,7 @@ impl Session {
 
     /// This node's lease, with a cluster.
     pub(crate) fn lease(&self) -> Option<&Lease> {
-        self.ctx.config.cluster.as_deref().map(|c| c.lease())
+        self.shared.config.cluster.as_deref().map(|c| c.lease())
     }
 
     /// [`is_held`](Self::is_held), now.
@@ -187,7 +187,7 @@ impl Session {
     /// (S14), or with a cluster, where a forward sent again names the last event the asking
     /// node has (`mcp-forward-after`), index 0 before any (N3).
     pub(crate) fn first_index(&self, st: &State) -> u64 {
-        u64::from(self.primes(st) || (self.has_store() && self.ctx.config.cluster.is_some()))
+        u64::from(self.primes(st) || (self.has_store() && self.shared.config.cluster.is_some()))
     }
 
     /// Whether `owner` may use this session: the one that started it, or anyone if nobody
@@ -197,19 +197,20 @@ impl Session {
     }
 
     pub(crate) fn touch(&self) {
-        self.last_active.store(self.ctx.now_ms(), Ordering::Relaxed);
+        self.last_active
+            .store(self.shared.now_ms(), Ordering::Relaxed);
     }
 
     /// A request of the session was seen: noted here, and in the session store at most once
     /// per quarter of the idle timeout: when the quarter it falls in is not the last
     /// activity's.
     pub(crate) async fn touch_record(&self) {
-        let now = self.ctx.now_ms();
+        let now = self.shared.now_ms();
         let before = self.last_active.swap(now, Ordering::Relaxed);
-        let Some(store) = &self.ctx.config.session_store else {
+        let Some(store) = &self.shared.config.session_store else {
             return;
         };
-        let quarter = u64::try_from(self.ctx.config.idle_timeout.as_millis() / 4)
+        let quarter = u64::try_from(self.shared.config.idle_timeout.as_millis() / 4)
             .unwrap_or(u64::MAX)
             .max(1);
         if now / quarter == before / quarter {
@@ -291,7 +292,7 @@ impl Session {
                 st.store_queue.submit(Batch::two(append, finished))
             });
             // A store more than the session's buffer behind slows the application down.
-            let behind = (st.store_queue.behind() > self.ctx.config.max_buffered_bytes)
+            let behind = (st.store_queue.behind() > self.shared.config.max_buffered_bytes)
                 .then(|| st.store_queue.queued());
             let entry = Entry {
                 index,
@@ -310,7 +311,7 @@ impl Session {
         if let Some(version) = negotiated {
             tracing::debug!(parent: &self.span, %version, "protocol version negotiated");
             let fence = self.fence();
-            if let Some(store) = &self.ctx.config.session_store
+            if let Some(store) = &self.shared.config.session_store
                 && let Err(err) = store.set_version(&self.id, fence, version).await
                 && !self.refused(&err, fence)
             {

@@ -61,7 +61,7 @@ impl State {
             self.streams.remove(&stream);
         }
         self.shed(
-            session.ctx.config.max_buffered_bytes,
+            session.shared.config.max_buffered_bytes,
             has_store,
             span,
             wakers,
@@ -69,9 +69,9 @@ impl State {
         // Past the server-wide budget, a session over its share sheds its own now; if that is
         // not enough, the largest sessions shed theirs (the reaper's task: their locks are not
         // taken under this one's).
-        let budget = &session.ctx.budget;
+        let budget = &session.shared.budget;
         if budget.is_over() {
-            let share = budget.share(session.ctx.sessions.len());
+            let share = budget.share(session.shared.sessions.len());
             if self.buffered.get() > share {
                 self.shed(share, has_store, span, wakers);
             }

@@ -115,7 +115,7 @@ impl fmt::Debug for SseBody {
 
 impl SseBody {
     pub(crate) fn new(reader: Reader) -> Self {
-        let keep_alive = reader.session().ctx.config.keep_alive;
+        let keep_alive = reader.session().shared.config.keep_alive;
         let due = keep_alive.map_or_else(Instant::now, |every| Instant::now() + every);
         SseBody {
             reader,
