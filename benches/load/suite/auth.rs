@@ -10,11 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use ring::rand::SystemRandom;
-use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _};
-use sha2::{Digest as _, Sha256};
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 
 /// The issuer the tokens name, and the echo server is told to trust.
 const ISSUER: &str = "https://issuer.bench.test";
@@ -41,9 +41,6 @@ impl Authority {
         let random = SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &random)
             .map_err(|e| anyhow::anyhow!("making a P-256 key: {e}"))?;
-        let pair =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &random)
-                .map_err(|e| anyhow::anyhow!("reading the P-256 key: {e}"))?;
         let dpop_key = dir.join("dpop-key.pem");
         let pem = format!(
             "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
@@ -51,7 +48,7 @@ impl Authority {
         );
         std::fs::write(&dpop_key, pem)
             .with_context(|| format!("writing {}", dpop_key.display()))?;
-        let jkt = thumbprint(pair.public_key().as_ref());
+        let jkt = thumbprint(pkcs8.as_ref())?;
         Ok(Authority {
             jwks_url,
             bearer_token: token(None)?,
@@ -113,14 +110,12 @@ fn token(jkt: Option<&str>) -> anyhow::Result<String> {
     Ok(jsonwebtoken::encode(&header, &claims, &key)?)
 }
 
-/// RFC 7638's SHA-256 thumbprint of the P-256 public key `point` (0x04, x, y).
-fn thumbprint(point: &[u8]) -> String {
-    let (x, y) = (
-        URL_SAFE_NO_PAD.encode(&point[1..33]),
-        URL_SAFE_NO_PAD.encode(&point[33..]),
-    );
-    let members = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
-    URL_SAFE_NO_PAD.encode(Sha256::digest(members.as_bytes()))
+/// RFC 7638's SHA-256 thumbprint of the P-256 key in `pkcs8`, as `jsonwebtoken` computes it
+/// (the guard's own thumbprints are its).
+fn thumbprint(pkcs8: &[u8]) -> anyhow::Result<String> {
+    let key = EncodingKey::from_ec_der(pkcs8);
+    let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)?;
+    Ok(jwk.thumbprint(ThumbprintHash::SHA256)?)
 }
 
 /// Serves the key set of the fixture key (`kid` "rsa1") to every request, one at a time, on a
