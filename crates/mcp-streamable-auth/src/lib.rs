@@ -104,8 +104,8 @@
 //!
 //! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and
 //!   hyper-util's client (https through rustls) for the key set.
-//! - `dpop` (off by default): [`dpop`], with `jsonwebtoken` (pure-Rust crypto), `sha2`, `hmac`
-//!   and `getrandom`; no HTTP client.
+//! - `dpop` (off by default): [`dpop`], with `jsonwebtoken` (the proofs' keys), `ring` (their
+//!   signatures, checked on every request), `sha2`, `hmac` and `getrandom`; no HTTP client.
 //!
 //! # What is left to the server
 //!
