@@ -1,17 +1,18 @@
 //! The request headers every session-based method checks the same way (S6, S8), and who is
 //! asking.
 
-use http::HeaderMap;
-
 use crate::core::owner::{PeerAddr, SessionOwner};
 use crate::http::error::Reject;
-use crate::protocol::{
-    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, accept, dates, is_valid_session_id,
-};
+use crate::protocol::transport::TransportHeaders;
+use crate::protocol::{ProtocolVersion, dates, is_valid_session_id};
 
 /// The `MCP-Protocol-Version` header of a session-based request, checked (S8).
-pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Reject> {
-    let Some(v) = accept::single(headers, &MCP_PROTOCOL_VERSION)
+pub(crate) fn protocol_version(
+    headers: &TransportHeaders,
+) -> Result<Option<ProtocolVersion>, Reject> {
+    let Some(v) = headers
+        .version
+        .get()
         .map_err(|()| Reject::bad_request("malformed MCP-Protocol-Version header"))?
     else {
         return Ok(None);
@@ -26,8 +27,8 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<ProtocolVer
 }
 
 /// The `Mcp-Session-Id` header, checked for form (S6).
-pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Reject> {
-    match accept::single(headers, &MCP_SESSION_ID) {
+pub(crate) fn session_id(headers: &TransportHeaders) -> Result<Option<&str>, Reject> {
+    match headers.session_id.get() {
         Err(()) => Err(Reject::bad_request("malformed Mcp-Session-Id header")),
         Ok(Some(id)) if !is_valid_session_id(id.as_bytes()) => Err(Reject::bad_request(
             "malformed Mcp-Session-Id header: not visible ASCII",
@@ -65,8 +66,8 @@ pub(crate) fn owner(parts: &http::request::Parts) -> Option<SessionOwner> {
 }
 
 /// The id of the session a GET or DELETE names (S7, S8).
-pub(crate) fn named<'a>(parts: &'a http::request::Parts, method: &str) -> Result<&'a str, Reject> {
-    protocol_version(&parts.headers)?;
-    session_id(&parts.headers)?
+pub(crate) fn named<'a>(headers: &'a TransportHeaders, method: &str) -> Result<&'a str, Reject> {
+    protocol_version(headers)?;
+    session_id(headers)?
         .ok_or_else(|| Reject::bad_request(format!("{method} needs an Mcp-Session-Id header")))
 }

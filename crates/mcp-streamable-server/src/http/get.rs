@@ -14,12 +14,14 @@ use crate::http::error::{Kind, Reject};
 use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply::sse::{SseBody, replayed, write_priming};
 use crate::http::reply::{self, ResponseBody};
+use crate::protocol::transport::TransportHeaders;
 use crate::protocol::{EventId, LAST_EVENT_ID, accept};
 
 /// GET: the standalone stream, or a resumption, wherever the session is held.
 pub(crate) async fn handle<B>(
     server: &Arc<Server>,
     request: Request<B>,
+    transport: &TransportHeaders,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (parts, _body) = request.into_parts();
     if !accept::accepts(&parts.headers).event_stream {
@@ -28,7 +30,7 @@ pub(crate) async fn handle<B>(
             "Accept must admit text/event-stream",
         ));
     }
-    let id = checks::named(&parts, "GET")?.to_owned();
+    let id = checks::named(transport, "GET")?;
     let after = last_event_id(&parts)?;
     if after.is_none_or(|a| a.stream == STANDALONE) {
         // S23: a shutting-down server ends standalone streams and does not open new ones,
@@ -37,10 +39,10 @@ pub(crate) async fn handle<B>(
     }
     let owner = owner(&parts);
     let Some(nodes) = &server.nodes else {
-        let session = server.shared.find_session(&id, owner.as_ref()).await?;
+        let session = server.shared.find_session(id, owner.as_ref()).await?;
         return serve(&session, after).await;
     };
-    let mut ask = Ask::new(&id, Method::GET, Arc::new(parts), owner);
+    let mut ask = Ask::new(id, Method::GET, Arc::new(parts), owner);
     ask.last_event_id = after;
     match remote::reach(server, nodes, &mut ask, None).await? {
         Reached::Here(session) => serve(&session, after).await,

@@ -21,6 +21,7 @@ use crate::http::read::read_body;
 use crate::http::reply::ResponseBody;
 use crate::http::{checks, delete, get, post};
 use crate::protocol::EventId;
+use crate::protocol::transport::TransportHeaders;
 
 /// The streams one peer may have open on its connection: each is a request of a client of
 /// that node, and a standalone stream stays open as long as its client reads it.
@@ -130,10 +131,12 @@ async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> Response<Re
     if let Some(owner) = &forward.owner {
         parts.extensions.insert(SessionOwner::new(owner.clone()));
     }
+    // The forwarded request's own edge: the client's headers, as the asking node passed them.
+    let transport = TransportHeaders::read(&parts.headers);
     let answer = match parts.method {
-        Method::POST => post::accept_body(server, parts, bytes, Some(forward)).await,
-        Method::GET => get_(server, &parts, &forward).await,
-        Method::DELETE => delete(server, &parts, &forward).await,
+        Method::POST => post::accept_body(server, parts, &transport, bytes, Some(forward)).await,
+        Method::GET => get_(server, &parts, &transport, &forward).await,
+        Method::DELETE => delete(server, &transport, &forward).await,
         _ => Err(Reject::new(
             Kind::MethodNotAllowed,
             "not a method of the nodes",
@@ -145,9 +148,10 @@ async fn handle(server: &Arc<Server>, request: Request<Incoming>) -> Response<Re
 async fn get_(
     server: &Server,
     parts: &http::request::Parts,
+    transport: &TransportHeaders,
     forward: &Forward,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let id = checks::named(parts, "GET")?;
+    let id = checks::named(transport, "GET")?;
     let after = get::last_event_id(parts)?;
     match held(server, id, forward).await? {
         Some(session) => get::serve(&session, after).await,
@@ -157,10 +161,10 @@ async fn get_(
 
 async fn delete(
     server: &Server,
-    parts: &http::request::Parts,
+    transport: &TransportHeaders,
     forward: &Forward,
 ) -> Result<Response<ResponseBody>, Reject> {
-    let id = checks::named(parts, "DELETE")?;
+    let id = checks::named(transport, "DELETE")?;
     match held(server, id, forward).await? {
         Some(session) => Ok(delete::delete(&session).await),
         None => Ok(refused("not-here")),

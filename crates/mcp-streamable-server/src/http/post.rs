@@ -11,7 +11,6 @@ use mcp_jsonrpc::{Body, Message, code};
 use tracing::Instrument;
 
 use crate::cluster::sign::Forward;
-use crate::core::budget::Charge;
 use crate::core::config::{Families, Mode};
 use crate::core::session::state::Posted;
 use crate::core::session::{Ending, Lifetime};
@@ -25,7 +24,8 @@ use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply::{self, ResponseBody};
 use crate::http::{modern, relay};
 use crate::protocol::params::{self, Family};
-use crate::protocol::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ProtocolVersion, accept, initialize};
+use crate::protocol::transport::TransportHeaders;
+use crate::protocol::{MCP_SESSION_ID, ProtocolVersion, accept, initialize};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -40,6 +40,7 @@ const LEASE_WAIT: Duration = Duration::from_millis(500);
 pub(crate) async fn handle<B>(
     server: &Arc<Server>,
     request: Request<B>,
+    transport: &TransportHeaders,
 ) -> Result<Response<ResponseBody>, Reject>
 where
     B: http_body::Body + Send + 'static,
@@ -61,20 +62,18 @@ where
         ));
     }
     let bytes = read_body(&parts.headers, body, server.shared.config.max_body_bytes).await?;
-    accept_body(server, parts, bytes, None).await
+    accept_body(server, parts, transport, bytes, None).await
 }
 
 /// A POST whose body is read: a client's, or one another node forwarded (`forward`, checked).
 pub(crate) async fn accept_body(
     server: &Arc<Server>,
     parts: http::request::Parts,
+    transport: &TransportHeaders,
     bytes: Bytes,
     forward: Option<Forward>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let shared = &server.shared;
-    // The version header says what family the POST is of (M1); its value is checked after,
-    // against the body (M3) or as a session's (S8).
-    let header_version = accept::single(&parts.headers, &MCP_PROTOCOL_VERSION).unwrap_or(None);
     let body = mcp_jsonrpc::parse(&bytes).map_err(|e| Reject::from_parse(&e))?;
     // S22: the body counts against the incoming budget until its application has read it.
     let charge = shared
@@ -97,6 +96,9 @@ pub(crate) async fn accept_body(
             .map_err(|r| r.with_id(request_id.as_ref()))?;
     }
     let families = shared.config.families;
+    // The version header says what family the POST is of (M1); its value is checked after,
+    // against the body (M3) or as a session's (S8).
+    let header_version = transport.version();
     let served = match params::classify(families != Families::SessionOnly, header_version, &body) {
         // N7: served by the node it reaches; never forwarded.
         Family::PerRequest(_) if forward.is_some() => {
@@ -106,6 +108,7 @@ pub(crate) async fn accept_body(
             match params::validate(
                 families != Families::PerRequestOnly,
                 &parts.headers,
+                transport,
                 &body,
                 params,
             ) {
@@ -119,9 +122,10 @@ pub(crate) async fn accept_body(
         Family::Session => {
             // Refusals of the headers alone carry no id (S21), as if made before the body:
             // they return at once.
-            let version = checks::protocol_version(&parts.headers)?;
-            checks::session_id(&parts.headers)?;
-            dispatch(server, parts, body, version, charge, forward).await
+            let version = checks::protocol_version(transport)?;
+            let named = checks::session_id(transport)?;
+            let posted = Posted::new(Arc::new(parts), body, charge);
+            dispatch(server, named, posted, version, forward).await
         }
     };
     served.map_err(|r| r.with_id(request_id.as_ref()))
@@ -158,22 +162,19 @@ fn check_batch_size(body: &Body, max: usize) -> Result<(), Reject> {
     Ok(())
 }
 
+/// A session-based POST, its headers checked: `named` is the session it names, if any.
 async fn dispatch(
     server: &Arc<Server>,
-    parts: http::request::Parts,
-    body: Body,
+    named: Option<&str>,
+    posted: Posted,
     version: Option<ProtocolVersion>,
-    charge: Charge,
     forward: Option<Forward>,
 ) -> Result<Response<ResponseBody>, Reject> {
     let shared = &server.shared;
     if shared.config.mode == Mode::Stateless {
-        return serve_stateless(server, parts, body, version, charge).await;
+        return serve_stateless(server, posted, version).await;
     }
-    // The session the POST names, if any.
-    let named = checks::session_id(&parts.headers)?.map(str::to_owned);
-    let initialize = body.messages().iter().any(Message::is_initialize);
-    let posted = Posted::new(Arc::new(parts), body, charge);
+    let initialize = posted.body.messages().iter().any(Message::is_initialize);
     match (named, forward) {
         (None, _) if initialize && posted.body.is_batch() => Err(Reject::bad_request(
             "initialize must be sent on its own, not in a batch",
@@ -186,9 +187,9 @@ async fn dispatch(
             "initialize must be sent without an Mcp-Session-Id header: it starts a new session",
         )),
         (Some(id), Some(forward)) => {
-            Ok(serve_forwarded(server, &id, posted, version, &forward).await)
+            Ok(serve_forwarded(server, id, posted, version, &forward).await)
         }
-        (Some(id), None) => serve_named(server, &id, posted, version).await,
+        (Some(id), None) => serve_named(server, id, posted, version).await,
     }
 }
 
@@ -291,12 +292,16 @@ async fn start_session(
 /// S20: a session for this POST alone.
 async fn serve_stateless(
     server: &Server,
-    parts: http::request::Parts,
-    body: Body,
+    posted: Posted,
     version: Option<ProtocolVersion>,
-    charge: Charge,
 ) -> Result<Response<ResponseBody>, Reject> {
     let (session, connection) = server.shared.start_transient(Lifetime::Post)?;
+    let Posted {
+        request,
+        body,
+        charge,
+    } = posted;
+    let parts = Arc::unwrap_or_clone(request);
     let request = server.start(connection, parts, session.span.clone());
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still

@@ -20,17 +20,9 @@ use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::reply::ResponseBody;
 use crate::http::{delete, get, origin, peer, post};
-use crate::protocol::{MCP_PROTOCOL_VERSION, accept, is_per_request_date};
+use crate::protocol::transport::TransportHeaders;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Whether a request's `MCP-Protocol-Version` names a per-request revision (M1).
-fn names_per_request_version(headers: &http::HeaderMap) -> bool {
-    accept::single(headers, &MCP_PROTOCOL_VERSION)
-        .ok()
-        .flatten()
-        .is_some_and(is_per_request_date)
-}
 
 /// The request parts, with header values and URI copied out of the connection's read buffer.
 ///
@@ -172,10 +164,11 @@ impl StreamableHttpService {
             },
             None => request,
         };
+        let transport = TransportHeaders::read(request.headers());
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.families != Families::PerRequestOnly
-            && !(config.families == Families::Both && names_per_request_version(request.headers()));
+            && !(config.families == Families::Both && transport.names_per_request_version());
         let allow = if sessions {
             "GET, POST, DELETE"
         } else {
@@ -189,9 +182,9 @@ impl StreamableHttpService {
                 request.uri().authority().map(|a| a.as_str()),
             )?;
             match *request.method() {
-                Method::POST => post::handle(server, request).await,
-                Method::GET if sessions => get::handle(server, request).await,
-                Method::DELETE if sessions => delete::handle(server, request).await,
+                Method::POST => post::handle(server, request, &transport).await,
+                Method::GET if sessions => get::handle(server, request, &transport).await,
+                Method::DELETE if sessions => delete::handle(server, request, &transport).await,
                 ref other => Err(Reject::new(
                     Kind::MethodNotAllowed,
                     format!("method {other} is not allowed; this endpoint serves {allow}"),

@@ -6,6 +6,7 @@ pub(crate) mod accept;
 mod event_id;
 pub(crate) mod initialize;
 pub(crate) mod params;
+pub(crate) mod transport;
 
 pub(crate) use event_id::EventId;
 pub use mcp_streamable_protocol::ProtocolVersion;

@@ -8,9 +8,10 @@ use http::HeaderMap;
 use mcp_jsonrpc::{Body, Message, RawValue, code};
 use serde::Deserialize;
 
+use crate::protocol::transport::TransportHeaders;
 use crate::protocol::{
-    MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, ProtocolVersion, RpcError, accept, codes,
-    decode_header_value, is_per_request_date, meta,
+    MCP_METHOD, MCP_NAME, ProtocolVersion, RpcError, codes, decode_header_value,
+    is_per_request_date, meta,
 };
 
 /// The family a POST belongs to (M1).
@@ -143,6 +144,7 @@ fn mismatch(message: String) -> RpcError {
 pub(crate) fn validate(
     sessions_served: bool,
     headers: &HeaderMap,
+    transport: &TransportHeaders,
     body: &Body,
     params: Params<'_>,
 ) -> Result<ProtocolVersion, RpcError> {
@@ -164,7 +166,7 @@ pub(crate) fn validate(
     let is_request = message.is_request();
     let meta = params.meta.unwrap_or_default();
     let meta_version = check_meta(&meta, is_request)?;
-    let version = check_version_header(headers, meta_version.as_deref(), is_request)?;
+    let version = check_version_header(transport, meta_version.as_deref(), is_request)?;
     // M3, third: a version this server serves in the per-request family.
     let version = match version.parse::<ProtocolVersion>() {
         Ok(v) if v.is_per_request() => v,
@@ -219,11 +221,13 @@ fn check_meta<'a>(meta: &Meta<'a>, is_request: bool) -> Result<Option<Cow<'a, st
 
 /// M3, second: the header says what `_meta` says; the version named.
 fn check_version_header(
-    headers: &HeaderMap,
+    transport: &TransportHeaders,
     meta_version: Option<&str>,
     is_request: bool,
 ) -> Result<String, RpcError> {
-    let header_version = accept::single(headers, &MCP_PROTOCOL_VERSION)
+    let header_version = transport
+        .version
+        .get()
         .map_err(|()| {
             mismatch("the MCP-Protocol-Version header is malformed or given more than once".into())
         })?
@@ -315,7 +319,8 @@ mod tests {
     fn a_notification_that_names_its_version_nowhere_is_refused() {
         let body = mcp_jsonrpc::parse(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap();
         let headers = HeaderMap::new();
-        let err = validate(true, &headers, &body, Params::default()).unwrap_err();
+        let transport = TransportHeaders::read(&headers);
+        let err = validate(true, &headers, &transport, &body, Params::default()).unwrap_err();
         assert_eq!(err.code, codes::HEADER_MISMATCH);
     }
 }
