@@ -6,7 +6,9 @@
 //! - [`meta`]: the `params._meta` keys of the per-request revision 2026-07-28;
 //! - [`codes`]: the JSON-RPC error codes of the transport and the HTTP status each calls for;
 //! - [`encode_header_value`] and [`decode_header_value`]: the `=?base64?...?=` codec of the
-//!   2026-07-28 headers that mirror the body.
+//!   2026-07-28 headers that mirror the body;
+//! - [`param_headers`]: the `Mcp-Param-*` headers a tool's `inputSchema` declares, written by
+//!   the client and checked by the server.
 //!
 //! Pure: no I/O and no session.
 //!
@@ -23,6 +25,7 @@ pub mod codes;
 mod header_value;
 pub mod headers;
 pub mod meta;
+pub mod param_headers;
 mod version;
 
 pub use header_value::{DecodeError, decode_header_value, encode_header_value};

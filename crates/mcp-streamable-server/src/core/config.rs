@@ -8,6 +8,7 @@ use crate::core::cluster::Cluster;
 use crate::core::rate_limit::RateLimit;
 use crate::core::store::event_store::EventStore;
 use crate::core::store::session_store::SessionStore;
+use crate::protocol::ToolHeaders;
 
 /// The largest POST body read by default: 4 MiB (S3).
 ///
@@ -146,6 +147,7 @@ pub struct Config {
     pub(crate) allowed_hosts: AllowList,
     pub(crate) allowed_origins: AllowList,
     pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) tool_headers: Option<ToolHeaders>,
     #[cfg(feature = "auth")]
     pub(crate) authorization: Option<mcp_streamable_auth::Guard>,
 }
@@ -173,6 +175,7 @@ impl Default for Config {
             allowed_hosts: AllowList::Loopback,
             allowed_origins: AllowList::Loopback,
             rate_limit: None,
+            tool_headers: None,
             #[cfg(feature = "auth")]
             authorization: None,
         }
@@ -202,6 +205,7 @@ impl fmt::Debug for Config {
             .field("max_total_incoming_bytes", &self.max_total_incoming_bytes)
             .field("incoming_capacity", &self.incoming_capacity)
             .field("rate_limit", &self.rate_limit)
+            .field("tool_headers", &self.tool_headers)
             .field("retry", &self.retry)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins);
@@ -444,6 +448,16 @@ impl Config {
     /// See [`RateLimit`] for what counts, and who a client is.
     pub fn rate_limit(mut self, limit: RateLimit) -> Self {
         self.rate_limit = Some(limit);
+        self
+    }
+
+    /// Checks the `Mcp-Param-*` headers of per-request `tools/call`s (2026-07-28, M5) against
+    /// their arguments by the tools' declarations, before the application sees them: a header
+    /// missing for an argument given, given for an argument absent, for no declared parameter,
+    /// repeated, unreadable or with another value is answered 400 with `HeaderMismatch`
+    /// (-32020) naming it. Off by default: the application checks them itself, if at all.
+    pub fn tool_headers(mut self, tools: ToolHeaders) -> Self {
+        self.tool_headers = Some(tools);
         self
     }
 

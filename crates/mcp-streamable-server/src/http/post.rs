@@ -109,6 +109,7 @@ pub(crate) async fn accept_body(
                 families != Families::PerRequestOnly,
                 &parts.headers,
                 transport,
+                shared.config.tool_headers.as_ref(),
                 &body,
                 params,
             ) {

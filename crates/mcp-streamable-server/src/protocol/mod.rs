@@ -6,6 +6,7 @@ pub(crate) mod accept;
 mod event_id;
 pub(crate) mod initialize;
 pub(crate) mod params;
+mod tool_headers;
 pub(crate) mod transport;
 
 pub(crate) use event_id::EventId;
@@ -16,6 +17,7 @@ pub use mcp_streamable_protocol::headers::{
 };
 pub(crate) use mcp_streamable_protocol::headers::{X_ACCEL_BUFFERING, is_valid_session_id};
 pub(crate) use mcp_streamable_protocol::{decode_header_value, is_per_request_date, meta};
+pub use tool_headers::{InvalidTool, ToolHeaders};
 
 /// The dates of `versions`, joined with `, `: what a refusal lists.
 pub(crate) fn dates(versions: &[ProtocolVersion]) -> String {

@@ -8,11 +8,13 @@ use http::HeaderMap;
 use mcp_jsonrpc::{Body, Message, RawValue, code};
 use serde::Deserialize;
 
+use crate::protocol::ToolHeaders;
 use crate::protocol::transport::TransportHeaders;
 use crate::protocol::{
     MCP_METHOD, MCP_NAME, ProtocolVersion, RpcError, codes, decode_header_value,
     is_per_request_date, meta,
 };
+use mcp_streamable_protocol::param_headers::PARAM_HEADER_PREFIX;
 
 /// The family a POST belongs to (M1).
 pub(crate) enum Family<'a> {
@@ -23,8 +25,8 @@ pub(crate) enum Family<'a> {
     PerRequest(Params<'a>),
 }
 
-/// The fields of `params` the transport reads: `_meta`'s version and capabilities, and the
-/// name `Mcp-Name` mirrors. Everything else is skipped without being built.
+/// The fields of `params` the transport reads: `_meta`'s version and capabilities, the name
+/// `Mcp-Name` mirrors, and the arguments `Mcp-Param-*` headers mirror. Everything else is skipped without being built.
 #[derive(Deserialize, Default)]
 pub(crate) struct Params<'a> {
     #[serde(rename = "_meta", borrow, default)]
@@ -33,6 +35,8 @@ pub(crate) struct Params<'a> {
     name: Option<&'a RawValue>,
     #[serde(borrow, default)]
     uri: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -145,6 +149,7 @@ pub(crate) fn validate(
     sessions_served: bool,
     headers: &HeaderMap,
     transport: &TransportHeaders,
+    tools: Option<&ToolHeaders>,
     body: &Body,
     params: Params<'_>,
 ) -> Result<ProtocolVersion, RpcError> {
@@ -180,7 +185,36 @@ pub(crate) fn validate(
         }
     };
     check_mirrored(headers, message, params.name, params.uri)?;
+    if let Some(tools) = tools
+        && message.method() == Some("tools/call")
+    {
+        check_params(headers, tools, params.name, params.arguments)?;
+    }
     Ok(version)
+}
+
+/// M5: a `tools/call`'s `Mcp-Param-*` headers against its arguments, by the declarations of
+/// the tool it names. The arguments are parsed only when there is something to compare.
+fn check_params(
+    headers: &HeaderMap,
+    tools: &ToolHeaders,
+    name: Option<&RawValue>,
+    arguments: Option<&RawValue>,
+) -> Result<(), RpcError> {
+    let declared = tools.get(name.and_then(string).as_deref().unwrap_or_default());
+    let mirrored = headers
+        .keys()
+        .any(|h| h.as_str().starts_with(PARAM_HEADER_PREFIX));
+    if declared.is_empty() && !mirrored {
+        return Ok(());
+    }
+    let arguments: Option<serde_json::Value> = arguments
+        .map(|raw| serde_json::from_str(raw.get()))
+        .transpose()
+        .map_err(|_| RpcError::new(code::INVALID_PARAMS, "params.arguments is not JSON"))?;
+    declared
+        .check(headers, arguments.as_ref())
+        .map_err(|why| mismatch(why.to_string()))
 }
 
 /// M3, first: what `_meta` must carry; the version it names. Notifications carry no
@@ -320,7 +354,7 @@ mod tests {
         let body = mcp_jsonrpc::parse(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap();
         let headers = HeaderMap::new();
         let transport = TransportHeaders::read(&headers);
-        let err = validate(true, &headers, &transport, &body, Params::default()).unwrap_err();
+        let err = validate(true, &headers, &transport, None, &body, Params::default()).unwrap_err();
         assert_eq!(err.code, codes::HEADER_MISMATCH);
     }
 }

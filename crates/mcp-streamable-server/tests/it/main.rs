@@ -18,6 +18,7 @@ mod memory;
 mod modern;
 mod modern_app;
 mod over_tcp;
+mod param_headers;
 mod rate_limit;
 mod request_parts;
 mod resume;
