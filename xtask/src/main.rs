@@ -32,7 +32,6 @@ mod fuzz;
 mod interop;
 #[cfg(test)]
 mod layers;
-mod nodes;
 mod peer;
 mod redis;
 mod select;
