@@ -172,7 +172,7 @@ fn rust_files(root: &Path) -> Vec<String> {
 }
 
 /// Every function name declared in `files` (`fn NAME`).
-fn functions(root: &Path, files: &[String]) -> HashSet<String> {
+pub(crate) fn functions(root: &Path, files: &[String]) -> HashSet<String> {
     let mut names = HashSet::new();
     for file in files {
         let Ok(text) = fs::read_to_string(root.join(file)) else {

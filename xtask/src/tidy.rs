@@ -97,7 +97,7 @@ fn tidy() {
 /// The files to check, as `/`-separated paths relative to `root`: those git tracks plus new ones
 /// it does not ignore (so work not yet committed is checked too), or, without git, a walk of the
 /// tree that skips build output and installed tools.
-fn source_files(root: &Path) -> Vec<String> {
+pub(crate) fn source_files(root: &Path) -> Vec<String> {
     let git = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -317,7 +317,7 @@ fn crate_table(readme: &str) -> Vec<(usize, String)> {
 }
 
 /// The directories under `crates/` that hold a `Cargo.toml`, sorted.
-fn crate_dirs(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn crate_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(root.join("crates")) else {
         return Vec::new();
     };
@@ -363,7 +363,7 @@ fn denies_missing_docs(text: &str) -> bool {
 
 /// Whether `name` appears in `text` as a whole word: `mcp-sse` is in "`mcp-sse`" and
 /// "crates/mcp-sse/", not in "mcp-sse-extra".
-fn mentions(text: &str, name: &str) -> bool {
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
     let is_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
     text.match_indices(name).any(|(start, _)| {
         let before = text[..start].chars().next_back();
@@ -373,7 +373,7 @@ fn mentions(text: &str, name: &str) -> bool {
 }
 
 /// The `name` of the `[package]` section of a `Cargo.toml`.
-fn package_name(manifest: &str) -> Option<String> {
+pub(crate) fn package_name(manifest: &str) -> Option<String> {
     let mut in_package = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
