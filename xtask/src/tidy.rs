@@ -97,7 +97,7 @@ fn tidy() {
 /// The files to check, as `/`-separated paths relative to `root`: those git tracks plus new ones
 /// it does not ignore (so work not yet committed is checked too), or, without git, a walk of the
 /// tree that skips build output and installed tools.
-fn source_files(root: &Path) -> Vec<String> {
+pub(crate) fn source_files(root: &Path) -> Vec<String> {
     let git = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -246,10 +246,19 @@ fn check_length(path: &str, text: &str, findings: &mut Vec<Finding>) {
 
 fn check_crates(root: &Path, findings: &mut Vec<Finding>) {
     let readme = fs::read_to_string(root.join("README.md")).ok();
-    if readme.is_none() {
-        let problem = "missing: the root README must exist and name every crate under crates/";
-        findings.push(Finding::in_file("README.md", problem));
+    let table = readme.as_deref().map(crate_table);
+    match &table {
+        None => {
+            let problem = "missing: the root README must exist and list every crate under crates/";
+            findings.push(Finding::in_file("README.md", problem));
+        }
+        Some(rows) if rows.is_empty() => {
+            let problem = "no crate table (a table whose first column is `crate`)";
+            findings.push(Finding::in_file("README.md", problem));
+        }
+        Some(_) => {}
     }
+    let mut packages = Vec::new();
     for dir in crate_dirs(root) {
         let name = dir
             .file_name()
@@ -269,18 +278,46 @@ fn check_crates(root: &Path, findings: &mut Vec<Finding>) {
         }
         let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
         let package = package_name(&manifest).unwrap_or_else(|| name.clone());
-        if let Some(readme) = &readme {
-            let named = [package.as_str(), &package.replace('-', "_"), &name, &rel];
-            if !named.iter().any(|name| mentions(readme, name)) {
-                let problem = format!("does not mention the crate `{package}` ({rel})");
-                findings.push(Finding::in_file("README.md", problem));
-            }
+        if let Some(rows) = table.as_ref().filter(|rows| !rows.is_empty())
+            && !rows.iter().any(|(_, listed)| *listed == package)
+        {
+            let problem = format!("the crate table does not list `{package}` ({rel})");
+            findings.push(Finding::in_file("README.md", problem));
+        }
+        packages.push(package);
+    }
+    for (line, listed) in table.iter().flatten() {
+        if !packages.contains(listed) {
+            let problem =
+                format!("the crate table lists `{listed}`, which is no crate under crates/");
+            findings.push(Finding::at_line("README.md", *line, problem));
         }
     }
 }
 
+/// The rows of the README's crate table, the table whose header's first cell is `crate`: each
+/// row's line and the crate its first cell names (its first code span, or its text).
+fn crate_table(readme: &str) -> Vec<(usize, String)> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for (number, line) in (1..).zip(readme.lines()) {
+        let Some(row) = line.trim().strip_prefix('|') else {
+            in_table = false;
+            continue;
+        };
+        let first = row.split('|').next().unwrap_or("").trim();
+        if first == "crate" {
+            in_table = true;
+        } else if in_table && !first.starts_with("---") {
+            let named = first.split('`').nth(1).unwrap_or(first);
+            rows.push((number, named.trim_matches(['[', ']']).to_string()));
+        }
+    }
+    rows
+}
+
 /// The directories under `crates/` that hold a `Cargo.toml`, sorted.
-fn crate_dirs(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn crate_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(root.join("crates")) else {
         return Vec::new();
     };
@@ -326,7 +363,7 @@ fn denies_missing_docs(text: &str) -> bool {
 
 /// Whether `name` appears in `text` as a whole word: `mcp-sse` is in "`mcp-sse`" and
 /// "crates/mcp-sse/", not in "mcp-sse-extra".
-fn mentions(text: &str, name: &str) -> bool {
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
     let is_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
     text.match_indices(name).any(|(start, _)| {
         let before = text[..start].chars().next_back();
@@ -336,7 +373,7 @@ fn mentions(text: &str, name: &str) -> bool {
 }
 
 /// The `name` of the `[package]` section of a `Cargo.toml`.
-fn package_name(manifest: &str) -> Option<String> {
+pub(crate) fn package_name(manifest: &str) -> Option<String> {
     let mut in_package = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -447,6 +484,18 @@ mod tests {
     }
 
     #[test]
+    fn the_crate_table_is_read_from_its_rows() {
+        let readme = "| module | crate |\n|---|---|\n| `sse` | `mcp-sse` |\n\n## The crates\n\n\
+                      | crate | what it is |\n|---|---|\n| [`mcp-sse`](crates/mcp-sse) | SSE |\n\
+                      | mcp-jsonrpc | JSON-RPC |\n\nAfter | the table.\n";
+        assert_eq!(
+            crate_table(readme),
+            [(9, "mcp-sse".to_string()), (10, "mcp-jsonrpc".to_string())]
+        );
+        assert!(crate_table("No table.\n").is_empty());
+    }
+
+    #[test]
     fn mentions_whole_words_only() {
         assert!(mentions("see `mcp-sse` and", "mcp-sse"));
         assert!(mentions(
@@ -499,7 +548,7 @@ mod tests {
 
         let files = walk(&root);
         assert_eq!(files.len(), 6, "{files:?}");
-        let mut report: Vec<String> = check_tree(&root, &files)
+        let report: Vec<String> = check_tree(&root, &files)
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -507,23 +556,35 @@ mod tests {
             report,
             [
                 "crates/bad/src/lib.rs:1: trailing whitespace",
-                "README.md: missing: the root README must exist and name every crate under crates/",
+                "README.md: missing: the root README must exist and list every crate under crates/",
                 "crates/bad/README.md: missing",
                 "crates/bad/src/lib.rs:1: no crate documentation (`//!`) at the top",
                 "crates/bad/src/lib.rs: no `#![deny(missing_docs)]`",
             ]
         );
 
-        write("README.md", "The crates: `good`.\n");
-        report = check_tree(&root, &walk(&root))
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert!(
+        let crate_report = |readme: &str| {
+            write("README.md", readme);
+            let report: Vec<String> = check_tree(&root, &walk(&root))
+                .iter()
+                .map(ToString::to_string)
+                .filter(|finding| finding.starts_with("README.md"))
+                .collect();
             report
-                .contains(&"README.md: does not mention the crate `bad` (crates/bad)".to_string())
+        };
+        assert_eq!(
+            crate_report("The crates: `good` and `bad`.\n"),
+            ["README.md: no crate table (a table whose first column is `crate`)"]
         );
-        assert!(!report.iter().any(|line| line.contains("`good`")));
+        let table = "| crate | what |\n|---|---|\n| [`good`](crates/good) | good |\n";
+        assert_eq!(
+            crate_report(&format!("`bad` is named here, not listed.\n\n{table}")),
+            ["README.md: the crate table does not list `bad` (crates/bad)"]
+        );
+        assert_eq!(
+            crate_report(&format!("{table}| `bad` | bad |\n| gone | no more |\n")),
+            ["README.md:5: the crate table lists `gone`, which is no crate under crates/"]
+        );
         fs::remove_dir_all(&root).unwrap();
     }
 }

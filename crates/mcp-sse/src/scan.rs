@@ -75,6 +75,10 @@ pub struct Scanner {
     after_cr: bool,
     /// Nothing has been read from this stream yet, so a BOM may still come.
     at_stream_start: bool,
+    /// How many bytes of a BOM the stream opened with so far, taken out of `buf`: until the next
+    /// byte says whether they are a BOM or data, the scanner knows what they are without
+    /// keeping them, as `after_cr` knows a CR.
+    bom_seen: usize,
     /// An event went over the bound: its lines are dropped up to its blank line.
     discarding: bool,
     /// While discarding: the start of the current line was dropped, so it is not blank.
@@ -173,6 +177,7 @@ impl Scanner {
             searched: 0,
             after_cr: false,
             at_stream_start: true,
+            bom_seen: 0,
             discarding: false,
             line_dropped: false,
             block: Block::default(),
@@ -211,8 +216,7 @@ impl Scanner {
 
     /// The bytes held for the event being read: its partial line, data, name and id, plus input
     /// fed but not scanned yet. After `next_event` returns `Ok(None)` this is at most
-    /// [`max_event_size`](Scanner::max_event_size), or two bytes that may yet be the start of a
-    /// byte order mark, at the start of a stream, whichever is more.
+    /// [`max_event_size`](Scanner::max_event_size).
     pub fn buffered_len(&self) -> usize {
         self.buf.len() - self.start + self.block.size()
     }
@@ -357,6 +361,7 @@ impl Scanner {
     /// [`retry`](Scanner::retry) carry over.
     pub fn finish(&mut self) -> bool {
         let dropped = self.discarding
+            || self.bom_seen > 0
             || self.start < self.buf.len()
             || !self.block.data.is_empty()
             || self.block.name.is_some()
@@ -370,6 +375,7 @@ impl Scanner {
         self.searched = 0;
         self.after_cr = false;
         self.at_stream_start = true;
+        self.bom_seen = 0;
         self.discarding = false;
         self.line_dropped = false;
         self.block = Block::default();
@@ -396,19 +402,28 @@ impl Scanner {
     }
 
     /// Drops a BOM opening the stream, and tells whether scanning can go on: not while the bytes
-    /// so far could still be the start of one.
+    /// so far could still be the start of one. Those are taken out of the buffer, so that they
+    /// count against the bound only once they are known to be data: then they are put back in
+    /// front of what follows them.
     fn skip_bom(&mut self) -> bool {
+        let seen = self.bom_seen;
         let head = &self.buf[self.start..];
-        let n = head.len().min(BOM.len());
-        if head[..n] != BOM[..n] {
+        let n = head.len().min(BOM.len() - seen);
+        if head[..n] != BOM[seen..seen + n] {
+            self.buf
+                .splice(self.start..self.start, BOM[..seen].iter().copied());
+            self.searched = self.start;
+            self.bom_seen = 0;
             self.at_stream_start = false;
             return true;
         }
-        if n < BOM.len() {
+        self.start += n;
+        self.searched = self.start;
+        if seen + n < BOM.len() {
+            self.bom_seen = seen + n;
             return false;
         }
-        self.start += BOM.len();
-        self.searched = self.start;
+        self.bom_seen = 0;
         self.at_stream_start = false;
         true
     }

@@ -265,6 +265,40 @@ fn e4_endless_line_keeps_memory_bounded() {
 }
 
 #[test]
+fn e4_a_partial_byte_order_mark_is_held_within_the_bound() {
+    // Bytes that may open a BOM are not yet bytes of an event: the third byte decides whether
+    // they are dropped (E1) or data. The bound holds meanwhile, however small.
+    for limit in [0, 1, 2] {
+        let mut scanner = Scanner::with_max_event_size(limit);
+        for byte in [0xEF, 0xBB] {
+            scanner.feed(&[byte]);
+            assert_eq!(scanner.next_event(), Ok(None));
+            assert!(
+                scanner.buffered_len() <= limit,
+                "{} bytes held, bound {limit}",
+                scanner.buffered_len()
+            );
+        }
+        assert!(scanner.finish(), "the partial mark is dropped at the end");
+    }
+    // Byte by byte or whole, a mark or data, the outcome is the same.
+    let streams: [(usize, &[u8]); 6] = [
+        (5, b"\xEF\xBB\xBFdata:\n\n"),
+        (0, b"\xEF\xBB\xBF\n\n"),
+        (1, b"\xEF\xBBx\n\n"),
+        (2, b"\xEF\xBB\n\n"),
+        (3, b"\xEF\xBBa\n\ndata\n\n"),
+        (8, b"\xEFdata:a\n\n"),
+    ];
+    for (limit, stream) in streams {
+        let whole = scan(&mut Scanner::with_max_event_size(limit), &[stream]);
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        let split = scan(&mut Scanner::with_max_event_size(limit), &bytes);
+        assert_eq!(split, whole, "{stream:?} at bound {limit}");
+    }
+}
+
+#[test]
 fn invalid_utf8_becomes_replacement_characters() {
     assert_eq!(
         datas(&[b"data: \xFF\xC3(\xE2\x82\n\n"]),
