@@ -201,8 +201,9 @@ pub use crate::core::store::session_store::{InMemorySessionStore, SessionRecord,
 pub use crate::http::reply::body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;
 pub use crate::protocol::{
-    InvalidTool, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
-    ProtocolVersion, ToolHeaders, codes,
+    DEFAULT_STATE_LIFETIME, InvalidTool, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID, MIN_STATE_KEY_BYTES, ProtocolVersion, StateError, StateKeyError, StateSealer,
+    ToolHeaders, codes,
 };
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]

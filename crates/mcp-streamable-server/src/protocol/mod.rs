@@ -6,6 +6,7 @@ pub(crate) mod accept;
 mod event_id;
 pub(crate) mod initialize;
 pub(crate) mod params;
+mod request_state;
 mod tool_headers;
 pub(crate) mod transport;
 
@@ -17,6 +18,9 @@ pub use mcp_streamable_protocol::headers::{
 };
 pub(crate) use mcp_streamable_protocol::headers::{X_ACCEL_BUFFERING, is_valid_session_id};
 pub(crate) use mcp_streamable_protocol::{decode_header_value, is_per_request_date, meta};
+pub use request_state::{
+    DEFAULT_STATE_LIFETIME, MIN_STATE_KEY_BYTES, StateError, StateKeyError, StateSealer,
+};
 pub use tool_headers::{InvalidTool, ToolHeaders};
 
 /// The dates of `versions`, joined with `, `: what a refusal lists.
