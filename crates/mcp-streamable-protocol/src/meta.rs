@@ -8,3 +8,6 @@ pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilitie
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// Who the server is (`{name, version}`), in a result's `_meta`.
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The listen stream a notification was delivered on: the id of the `subscriptions/listen`
+/// request that opened it.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

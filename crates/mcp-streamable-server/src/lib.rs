@@ -124,17 +124,19 @@
 //!
 //! 1. `serve`: serving over TCP (feature `serve`): the accept loop, the connection cap, each
 //!    connection's timeouts and reset budget, graceful shutdown.
-//! 2. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
+//! 2. `listen`: the listen streams of 2026-07-28 an application serves on its connections,
+//!    and the bus between nodes that carries the changes announced to them.
+//! 3. `http`: the HTTP edge: the service, origin checks, the POST of each family, GET and
 //!    DELETE, the replies and their bodies; the one mapping of the core's errors to statuses;
 //!    with a cluster, the requests of sessions held elsewhere sent to their holder and its
 //!    streams relayed, and the other nodes' requests served.
-//! 3. `cluster`: several nodes: where a session is served (and its takeover), the signature of
+//! 4. `cluster`: several nodes: where a session is served (and its takeover), the signature of
 //!    the requests nodes forward each other, the HTTP/2 connections to the peers, the directory
 //!    of holders, the lease's consequences, and the in-memory network.
-//! 4. `core`: the session core, which knows nothing of HTTP requests and responses: the
+//! 5. `core`: the session core, which knows nothing of HTTP requests and responses: the
 //!    sessions and their state machine, readers, the stores, the application's connection,
 //!    the cluster seam with its fences and lease, and a session restored from its record.
-//! 5. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
+//! 6. `protocol`: the vocabulary, pure: versions, headers, event ids, the checks of
 //!    `initialize` and of the per-request `_meta`.
 //!
 //! # Authorization (feature `auth`)
@@ -168,6 +170,7 @@
 mod cluster;
 mod core;
 mod http;
+mod listen;
 mod protocol;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
@@ -200,6 +203,10 @@ pub use crate::core::store::session_store::check_session_store;
 pub use crate::core::store::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
 pub use crate::http::reply::body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;
+pub use crate::listen::{
+    ACKNOWLEDGED_METHOD, BUS_CAPACITY, BusError, BusFuture, Change, FilterError, Heard,
+    InMemoryBus, LISTEN_METHOD, NotificationBus, SubscriptionFilter, Subscriptions, Supported,
+};
 pub use crate::protocol::{
     DEFAULT_STATE_LIFETIME, InvalidTool, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID, MIN_STATE_KEY_BYTES, ProtocolVersion, StateError, StateKeyError, StateSealer,

@@ -12,6 +12,7 @@ mod core_defects;
 mod harness;
 mod idle;
 mod lifecycle;
+mod listen;
 mod load;
 mod logs;
 mod memory;
