@@ -12,6 +12,7 @@ use crate::keys::Keys;
 use crate::lease::{self, Keeper};
 use crate::members::Members;
 use crate::node::Node;
+use crate::notification_bus::RedisNotificationBus;
 use crate::options::Options;
 use crate::rate_store::RedisRateStore;
 use crate::scripts;
@@ -146,6 +147,14 @@ impl RedisBackend {
     #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
     pub fn replay_cache(&self) -> crate::replay_cache::RedisReplayCache {
         crate::replay_cache::RedisReplayCache::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
+    }
+
+    /// The [`NotificationBus`](mcp_streamable_server::NotificationBus) of the nodes on this
+    /// backend: give it to this node's
+    /// [`Subscriptions`](mcp_streamable_server::Subscriptions), and a change announced on any
+    /// node reaches the listen streams of every node.
+    pub fn notification_bus(&self) -> RedisNotificationBus {
+        RedisNotificationBus::new(Arc::clone(&self.node), Arc::clone(&self.keeper))
     }
 
     /// The [`Cluster`](mcp_streamable_server::Cluster) on this backend, with its own event

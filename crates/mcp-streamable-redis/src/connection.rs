@@ -7,7 +7,8 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, FromRedisValue, Pipeline, RedisFuture, Value};
+use redis::{Cmd, FromRedisValue, Pipeline, ProtocolVersion, PushInfo, RedisFuture, Value};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::{Error, Kind};
 
@@ -19,7 +20,8 @@ use crate::error::{Error, Kind};
 )]
 pub(crate) enum Target {
     Single(redis::Client),
-    Cluster(ClusterClient),
+    /// The cluster's client, and the nodes it was made from (a subscriber makes its own).
+    Cluster(ClusterClient, Vec<String>),
 }
 
 impl Target {
@@ -32,13 +34,58 @@ impl Target {
 
     /// A Redis Cluster, from any of its `nodes`.
     pub(crate) fn cluster(nodes: &[&str], timeout: Duration) -> Result<Target, Error> {
-        ClusterClient::builder(nodes.iter().copied())
+        let nodes: Vec<String> = nodes.iter().map(|n| (*n).to_owned()).collect();
+        ClusterClient::builder(nodes.clone())
             .connection_timeout(timeout)
             .response_timeout(timeout)
             .retries(2)
             .build()
-            .map(Target::Cluster)
+            .map(|client| Target::Cluster(client, nodes))
             .map_err(Error::redis)
+    }
+
+    /// A connection subscribed to `channel` (sharded on a cluster), whose messages, and word of
+    /// its disconnections and subscriptions, go to `pushes`; it reconnects and subscribes again
+    /// by itself. Held for as long as the subscription is wanted.
+    pub(crate) async fn subscriber(
+        &self,
+        channel: &str,
+        pushes: UnboundedSender<PushInfo>,
+        timeout: Duration,
+    ) -> Result<Subscriber, Error> {
+        match self {
+            Target::Single(client) => {
+                let info = client.get_connection_info().clone();
+                let settings = info
+                    .redis_settings()
+                    .clone()
+                    .set_protocol(ProtocolVersion::RESP3);
+                let client =
+                    redis::Client::open(info.set_redis_settings(settings)).map_err(Error::redis)?;
+                let config = ConnectionManagerConfig::new()
+                    .set_response_timeout(Some(timeout))
+                    .set_connection_timeout(Some(timeout))
+                    .set_max_delay(Duration::from_millis(500))
+                    .set_push_sender(pushes)
+                    .set_automatic_resubscription();
+                let connecting = ConnectionManager::new_with_config(client, config);
+                let mut conn = within(timeout * 2, connecting).await?;
+                within(timeout, conn.subscribe(channel)).await?;
+                Ok(Subscriber::Single(conn))
+            }
+            Target::Cluster(_, nodes) => {
+                let client = ClusterClient::builder(nodes.clone())
+                    .connection_timeout(timeout)
+                    .response_timeout(timeout)
+                    .use_protocol(ProtocolVersion::RESP3)
+                    .push_sender(pushes)
+                    .build()
+                    .map_err(Error::redis)?;
+                let mut conn = within(timeout * 2, client.get_async_connection()).await?;
+                within(timeout, conn.ssubscribe(channel)).await?;
+                Ok(Subscriber::Cluster(conn))
+            }
+        }
     }
 
     /// A command connection, reconnecting by itself; it fails if Redis does not answer within
@@ -54,11 +101,18 @@ impl Target {
                 let connecting = ConnectionManager::new_with_config(client.clone(), config);
                 within(timeout * 2, connecting).await.map(Conn::Single)
             }
-            Target::Cluster(client) => within(timeout * 2, client.get_async_connection())
+            Target::Cluster(client, _) => within(timeout * 2, client.get_async_connection())
                 .await
                 .map(Conn::Cluster),
         }
     }
+}
+
+/// A subscribed connection: dropped, it unsubscribes.
+#[expect(dead_code, reason = "held for its subscription, never read")]
+pub(crate) enum Subscriber {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
 }
 
 /// A command connection: cheap to clone, every clone multiplexed on one connection (per

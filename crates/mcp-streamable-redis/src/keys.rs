@@ -17,6 +17,12 @@ impl Keys {
         }
     }
 
+    /// The channel the nodes announce changes to their listen streams on (sharded pub/sub on
+    /// a cluster: the channel's slot is the name's).
+    pub(crate) fn changes(&self) -> String {
+        format!("{}:changes", self.prefix)
+    }
+
     /// The session: a hash of its activity, version, holder and streams' bookkeeping, small
     /// values only, which Redis keeps compact (a listpack).
     pub(crate) fn session(&self, session: &str) -> String {

@@ -108,7 +108,8 @@
 //!
 //! 1. `backend`: the factory, which makes a node and hands out its seams; nothing imports it.
 //! 2. `cluster`: the `Cluster` seam, which carries the two stores.
-//! 3. `event_store`, `session_store`, `rate_store`, `replay_cache`: the store seams.
+//! 3. `event_store`, `session_store`, `rate_store`, `replay_cache`, `notification_bus`: the
+//!    store seams, and the bus of the listen streams.
 //! 4. `lease`: the keeper of the node's lease, on a thread of its own.
 //! 5. `node`, `members`: what the seams share (the node core), and the membership as last read.
 //! 6. `connection`, `keys`, `scripts`, `options`, `error`: the connections to Redis, the names
@@ -131,6 +132,7 @@ mod keys;
 mod lease;
 mod members;
 mod node;
+mod notification_bus;
 mod options;
 mod rate_store;
 #[cfg(feature = "dpop")]
@@ -146,6 +148,7 @@ pub use crate::backend::RedisBackend;
 pub use crate::cluster::RedisCluster;
 pub use crate::error::Error;
 pub use crate::event_store::RedisEventStore;
+pub use crate::notification_bus::RedisNotificationBus;
 pub use crate::options::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_LEASE, DEFAULT_MAX_BYTES_PER_SESSION,
     DEFAULT_MAX_EVENTS_PER_SESSION, DEFAULT_PEER_ADDR, DEFAULT_PREFIX, DEFAULT_RESUME_WINDOW,

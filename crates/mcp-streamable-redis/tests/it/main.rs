@@ -4,6 +4,7 @@
 mod cluster;
 mod event_store;
 mod keys;
+mod notification_bus;
 mod outage;
 mod rate_store;
 #[cfg(feature = "dpop")]
