@@ -72,6 +72,13 @@
 //! parts' extensions, with `Extension<http::request::Parts>` (or from
 //! `RequestContext::extensions`). Over transports without HTTP requests there are none.
 //!
+//! # Listen streams (feature `listen`)
+//!
+//! [`RmcpTransport::listen_with`] serves the per-request `subscriptions/listen` streams of
+//! 2026-07-28 with `mcp_streamable_server::Subscriptions` instead of rmcp's own, whose streams
+//! live in one process: a change any node announces reaches them. Every other request still
+//! goes to rmcp.
+//!
 //! # Errors
 //!
 //! The transport's errors reach rmcp as [`Error`], whose message carries the whole chain of
@@ -114,6 +121,8 @@ pub struct RmcpTransport<C: Connection, R> {
     /// The progress token of each request in flight that gave one, and back.
     tokens: HashMap<String, Id>,
     token_of: HashMap<Id, String>,
+    #[cfg(feature = "listen")]
+    subscriptions: Option<mcp_streamable_server::Subscriptions>,
     role: PhantomData<fn() -> R>,
 }
 
@@ -136,8 +145,23 @@ impl<C: Connection, R> RmcpTransport<C, R> {
             sender,
             tokens: HashMap::new(),
             token_of: HashMap::new(),
+            #[cfg(feature = "listen")]
+            subscriptions: None,
             role: PhantomData,
         }
+    }
+
+    /// Serves the per-request `subscriptions/listen` requests (2026-07-28) with
+    /// `subscriptions` instead of handing them to rmcp (feature `listen`): rmcp's own listen
+    /// streams live in one process, these hear the changes any node announces
+    /// ([`Subscriptions::announce`](mcp_streamable_server::Subscriptions::announce)). A listen
+    /// request is taken when its `_meta` names a protocol version (a session's goes to rmcp,
+    /// which refuses it as the 2025 revisions do).
+    #[cfg(feature = "listen")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "listen")))]
+    pub fn listen_with(mut self, subscriptions: mcp_streamable_server::Subscriptions) -> Self {
+        self.subscriptions = Some(subscriptions);
+        self
     }
 
     /// The wrapped connection.
@@ -199,6 +223,20 @@ impl<C: Connection, R> fmt::Debug for RmcpTransport<C, R> {
             .field("progress_tokens", &self.tokens.len())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `request` opens a 2026-07-28 listen stream: `subscriptions/listen` with a
+/// protocol version in `_meta`.
+#[cfg(feature = "listen")]
+fn is_per_request_listen(request: &mcp_jsonrpc::Request) -> bool {
+    request.method == "subscriptions/listen"
+        && request.params.as_deref().is_some_and(|params| {
+            serde_json::from_str::<serde_json::Value>(params.get()).is_ok_and(|p| {
+                p.get("_meta")
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                    .is_some()
+            })
+        })
 }
 
 /// rmcp's message type to ours, through JSON.
@@ -286,6 +324,15 @@ where
                     return None;
                 }
             };
+            #[cfg(feature = "listen")]
+            if let Some(subscriptions) = &self.subscriptions
+                && let Message::Request(request) = &message
+                && is_per_request_listen(request)
+            {
+                let subscriptions = subscriptions.clone();
+                subscriptions.serve(&mut self.connection, request).await;
+                continue;
+            }
             self.note_incoming(&message);
             match serde_json::from_slice::<RxJsonRpcMessage<R>>(&message.to_vec()) {
                 Ok(mut converted) => {

@@ -1,6 +1,7 @@
 //! Integration tests of `mcp-rmcp`: rmcp services over this project's transports.
 
 mod errors;
+mod listen;
 
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use serde_json::{Value, json};
 /// An rmcp server with three tools: `echo`; `progress`, which reports three steps; `log`, which
 /// sends a log message marked with its request, and one unmarked.
 #[derive(Clone, Default)]
-struct Tools;
+pub(crate) struct Tools;
 
 impl ServerHandler for Tools {
     fn get_info(&self) -> ServerConfig {
