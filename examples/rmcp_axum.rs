@@ -3,8 +3,12 @@
 //! health route, a bearer-token check, resumable streams and graceful shutdown.
 //!
 //! ```text
-//! MCP_BEARER_TOKEN=secret cargo run --example rmcp_axum -- [--addr 127.0.0.1:8080] [--host mcp.example.com]
+//! MCP_BEARER_TOKEN=secret cargo run --example rmcp_axum -- [--addr 127.0.0.1:8080] \
+//!     [--allowed-host mcp.example.com]... [--allowed-origin https://app.example.com]...
 //! ```
+//!
+//! Every flag can be set by an environment variable instead, `MCP_` and the flag's name in
+//! upper snake case (`MCP_ADDR`, `MCP_ALLOWED_HOST`, `MCP_ALLOWED_ORIGIN`); `--help` lists them.
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port), then serves:
 //!
@@ -19,10 +23,12 @@
 //! to a counter shared by every session and returns it.
 //!
 //! Streams are resumable (an in-memory event store): a client that loses a stream resumes it
-//! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--host`, which
-//! may repeat) besides loopback ones, against DNS rebinding; behind a reverse proxy, list the
-//! public name. Ctrl-C shuts down gracefully through `serve::shutdown_signal`: sessions end,
-//! streams close, requests in flight get `SHUTDOWN_GRACE`, then axum drains the connections.
+//! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--allowed-host`,
+//! or `--host`, which may repeat) besides loopback ones, against DNS rebinding; behind a
+//! reverse proxy, list the public name. Browser pages are answered when served from loopback,
+//! or from the origins `--allowed-origin` lists in their place. Ctrl-C shuts down gracefully
+//! through `serve::shutdown_signal`: sessions end, streams close, requests in flight get
+//! `SHUTDOWN_GRACE`, then axum drains the connections.
 //!
 //! axum serves with hyper's defaults: no header or body read timeout, no connection cap. The
 //! other example servers use the server crate's `serve`, which sets them; behind axum, a
@@ -33,12 +39,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use clap::Parser as _;
 use mcp_streamable_http::http::{HeaderValue, StatusCode, header};
 use mcp_streamable_http::rmcp_adapter;
 use mcp_streamable_http::server::serve::shutdown_signal;
@@ -117,35 +124,39 @@ impl ServerHandler for Tools {
     }
 }
 
-struct Options {
+/// An MCP server with rmcp's tool macros inside an axum router. Clients must present
+/// `Authorization: Bearer $MCP_BEARER_TOKEN`; every flag can also be set by the environment
+/// variable shown beside it.
+#[derive(Debug, clap::Parser)]
+#[command(name = "rmcp_axum")]
+struct Args {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(
+        long,
+        env = "MCP_ADDR",
+        value_name = "IP:PORT",
+        default_value = "127.0.0.1:8080"
+    )]
     addr: SocketAddr,
-    hosts: Vec<String>,
-}
-
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-        hosts: Vec::new(),
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().with_context(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "--addr" => {
-                let addr = value("--addr")?;
-                options.addr = addr
-                    .parse()
-                    .with_context(|| format!("bad --addr {addr:?}"))?;
-            }
-            "--host" => options.hosts.push(value("--host")?),
-            "-h" | "--help" => {
-                println!("usage: {TOKEN_VAR}=TOKEN rmcp_axum [--addr IP:PORT] [--host NAME]...");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(options)
+    /// A `Host` name to answer besides the loopback ones, against DNS rebinding: the public
+    /// name behind a reverse proxy. Repeatable; the variable takes a comma-separated list.
+    #[arg(
+        long = "allowed-host",
+        visible_alias = "host",
+        env = "MCP_ALLOWED_HOST",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
+    /// An `Origin` to answer, whole (`https://app.example.com`), in place of the default:
+    /// pages served from loopback. Repeatable; the variable takes a comma-separated list.
+    #[arg(
+        long = "allowed-origin",
+        env = "MCP_ALLOWED_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    allowed_origins: Vec<String>,
 }
 
 #[tokio::main]
@@ -154,7 +165,7 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let options = parse_args()?;
+    let args = Args::parse();
     let token = std::env::var(TOKEN_VAR)
         .ok()
         .filter(|t| !t.is_empty())
@@ -163,10 +174,13 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("{TOKEN_VAR} must be visible ASCII"))?;
 
     let mut config = Config::default().event_store(InMemoryEventStore::default());
-    if !options.hosts.is_empty() {
-        let mut hosts = options.hosts;
+    if !args.allowed_hosts.is_empty() {
+        let mut hosts = args.allowed_hosts;
         hosts.extend(["localhost", "127.0.0.1", "[::1]"].map(String::from));
         config = config.allowed_hosts(AllowList::List(hosts));
+    }
+    if !args.allowed_origins.is_empty() {
+        config = config.allowed_origins(AllowList::List(args.allowed_origins));
     }
     let count = Arc::new(AtomicU64::new(0));
     // One rmcp service per session, over the session's connection.
@@ -188,7 +202,7 @@ async fn main() -> anyhow::Result<()> {
         // After the layer: the health check needs no token.
         .route("/healthz", get(|| async { "ok" }));
 
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -11,20 +11,14 @@
 //! `initialize`, its holder, so that every request hops. It prints `listening on
 //! http://ADDR/mcp` first (a loopback port the OS picks) and serves until killed.
 //!
-//! The proxy is the one the examples' tests run (`examples/support/proxy.rs`), included as it
-//! is with `#[path]`: the suite measures the proxy those tests trust, not a copy that could
-//! drift from it.
-
-#[path = "../../../examples/support/proxy.rs"]
-#[allow(
-    dead_code,
-    reason = "shared with the examples' tests, which also count and remove nodes"
-)]
-mod proxy;
+//! The proxy is the one the examples' tests run (`examples/support/proxy.rs`, from the
+//! examples' support library): the suite measures the proxy those tests trust, not a copy that
+//! could drift from it.
 
 use std::net::SocketAddr;
 
 use anyhow::{Context as _, bail};
+use support::proxy;
 
 const USAGE: &str = "usage: mcp-proxy [--away] --node IP:PORT --node IP:PORT [...]";
 
