@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use anyhow::Context as _;
 
-use crate::quiet::Quiet;
+use super::quiet::Quiet;
+use super::servers::{self, Launcher};
+use super::table::ratio;
 use crate::report::ClientReport;
-use crate::servers::{self, Launcher};
-use crate::table::{median, ratio};
+use crate::stats::median;
 
 /// A client library the section can measure.
 #[derive(Debug)]

@@ -1,22 +1,15 @@
 //! Several nodes on Redis: the suite's `redis-server`, idle sessions in Redis, the failover
 //! trials (`mcp-failover`), and the section "Several nodes (Redis)" beside the in-memory rows.
 
-#[path = "../nodes/redis.rs"]
-mod redis;
-#[path = "../nodes/report.rs"]
-pub(crate) mod report;
-
 use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
-use crate::report::IdleReport;
-use crate::servers::{self, Launcher};
-use crate::table::{Results, ratio};
-
-pub(crate) use self::redis::Redis;
-use self::report::FailoverReport;
+use super::servers::{self, Launcher};
+use super::table::{Results, ratio};
+use crate::redis::Redis;
+use crate::report::{FailoverReport, IdleReport};
 
 /// Target: server and Redis CPU per request of one node on Redis, at most this multiple of
 /// the in-memory server's.

@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use crate::client::ClientRuns;
+use super::client::ClientRuns;
+use super::servers::{Family, Peer, ServerKind};
 use crate::report::{CallsReport, IdleReport, StreamReport};
-use crate::servers::{Family, Peer, ServerKind};
+use crate::stats::median;
 
 /// Everything the suite measured.
 #[derive(Debug, Default)]
@@ -18,7 +19,7 @@ pub(crate) struct Results {
     /// Client throughput: each client's runs (`None`: not run).
     pub(crate) clients: Option<Vec<ClientRuns>>,
     /// Idle sessions in Redis and the failover trials.
-    pub(crate) nodes: crate::nodes::NodesResults,
+    pub(crate) nodes: super::nodes::NodesResults,
 }
 
 /// The runs of one server at one concurrency.
@@ -112,20 +113,6 @@ impl Results {
         all.sort_unstable();
         all.dedup();
         all
-    }
-}
-
-/// The median of `values` (NaN for none).
-pub(crate) fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
     }
 }
 

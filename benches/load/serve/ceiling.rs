@@ -14,15 +14,14 @@
 //! `TCP_NODELAY`.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 
-use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+
+use super::Listen;
 
 const INITIALIZE_RESULT: &str = r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"mcp-ceiling","version":"0.0.0"}}"#;
 
@@ -73,41 +72,16 @@ fn status(status: StatusCode) -> Response<Full<Bytes>> {
     response
 }
 
-fn parse_args() -> anyhow::Result<SocketAddr> {
-    let mut addr = SocketAddr::from(([127, 0, 0, 1], 0));
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args.next().context("--addr needs a value")?;
-                addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "-h" | "--help" => {
-                println!("usage: mcp-ceiling [--addr IP:PORT]");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(addr)
+/// A bare hyper server answering each POST with the JSON-RPC result, found by string search.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-ceiling")]
+pub struct Args {
+    #[command(flatten)]
+    /// Where to listen.
+    pub listen: Listen,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(parse_args()?).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    loop {
-        let Ok((tcp, _)) = listener.accept().await else {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            continue;
-        };
-        tcp.set_nodelay(true)?;
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tcp), hyper::service::service_fn(answer))
-                .await;
-        });
-    }
+/// Runs `mcp-ceiling`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    super::http1(&args.listen, hyper::service::service_fn(answer))
 }

@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 
-use crate::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
+use super::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
 
 /// Which reqwest client carries rmcp's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

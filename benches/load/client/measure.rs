@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::errors::Errors;
-use crate::parse::percentile;
-use crate::procfs::{CpuWindow, Proc, clock_ticks_per_second};
+use crate::procfs::{self, CpuWindow, Proc, clock_ticks_per_second};
 use crate::report::ClientReport;
-use crate::sockets;
+use crate::stats::percentile;
 
 /// Replies before the window are not counted.
 const WARMUP: u8 = 0;
@@ -120,11 +119,11 @@ pub(crate) async fn run<E: Echo>(client: E, plan: &Plan) -> anyhow::Result<Measu
     let ticks = clock_ticks_per_second();
     let server_cpu = plan.server_pid.map(|pid| CpuWindow::start(Proc::Pid(pid)));
     let client_cpu = CpuWindow::start(Proc::Myself)?;
-    let connects = sockets::active_opens();
+    let connects = procfs::active_opens();
     let start = Instant::now();
     phase.store(MEASURE, Ordering::Relaxed);
     tokio::time::sleep(plan.duration / 2).await;
-    let sockets_open = sockets::open_sockets();
+    let sockets_open = procfs::open_sockets();
     tokio::time::sleep_until((start + plan.duration).into()).await;
     phase.store(STOP, Ordering::Relaxed);
     let seconds = start.elapsed().as_secs_f64();
@@ -134,7 +133,7 @@ pub(crate) async fn run<E: Echo>(client: E, plan: &Plan) -> anyhow::Result<Measu
     };
     let client_cpu_us = client_cpu.end(ticks)?;
     let tcp_connects = connects
-        .zip(sockets::active_opens())
+        .zip(procfs::active_opens())
         .map(|(before, after)| after.saturating_sub(before));
 
     let mut measured = Measured {

@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
+use super::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
 use crate::errors::Errors;
-use crate::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
 
 /// The protocol version asked for in `initialize`: the newest of the session-based family,
 /// which both clients and the echo server speak.

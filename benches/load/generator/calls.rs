@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Barrier;
 
+use super::reply::Kind;
+use super::session::{Session, Target};
 use crate::errors::Errors;
-use crate::parse::percentile;
 use crate::procfs::{CpuWindow, Proc, clock_ticks_per_second};
-use crate::reply::Kind;
 use crate::report::CallsReport;
-use crate::session::{Session, Target};
+use crate::stats::percentile;
 
 /// Replies before the window are not counted.
 const WARMUP: u8 = 0;

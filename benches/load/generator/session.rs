@@ -19,9 +19,9 @@ use mcp_streamable_protocol::headers::{MCP_METHOD, MCP_NAME};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::dpop::Prover;
-use crate::per_request;
-use crate::reply::{self, Kind};
+use super::dpop::Prover;
+use super::per_request;
+use super::reply::{self, Kind};
 
 /// The protocol version the load generator asks for: one every server under test speaks.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";

@@ -42,9 +42,6 @@
 //! a busy machine. It prints the tables (medians of the runs) and writes them, with the date
 //! and the machine, to `--output`.
 
-#[path = "../common/report.rs"]
-mod report;
-
 mod auth;
 mod client;
 mod machine;
@@ -56,13 +53,79 @@ mod table;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
+use clap::builder::RangedU64ValueParser;
 
-use crate::quiet::Quiet;
+use self::quiet::Quiet;
+use self::servers::{FLOOD, Launcher, ServerKind};
+use self::table::{Cell, Results};
+use crate::cli;
+use crate::redis::Redis;
 use crate::report::{CallsReport, IdleReport, StreamReport};
-use crate::servers::{FLOOD, Launcher, ServerKind};
-use crate::table::{Cell, Results};
 
+/// The load benchmark behind `cargo xtask bench --load`: runs every server, generator and
+/// client of the package and writes the tables. Each count given as 0 (or a list given as
+/// `''`) skips its section.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-load-suite")]
+pub struct Args {
+    /// Where to write the report (markdown) besides printing it.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Where the package's binaries are; by default, next to this program.
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+    /// The echo server example; by default `examples/echo_server` under the binaries.
+    #[arg(long, value_name = "PATH")]
+    pub echo_server: Option<PathBuf>,
+    /// Seconds measured per run.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = cli::trimmed::<f64>)]
+    pub duration: f64,
+    /// Seconds of warm-up before each run's window.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = cli::trimmed::<f64>)]
+    pub warmup: f64,
+    /// Runs of each server at each concurrency, and of each client.
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub runs: usize,
+    /// The sessions of the throughput runs.
+    #[arg(
+        long,
+        value_name = "C,...",
+        value_delimiter = ',',
+        default_value = "1,16,64",
+        value_parser = cli::trimmed::<usize>
+    )]
+    pub concurrency: Vec<usize>,
+    /// The servers of the throughput runs, by key; every one but `ours-no-store` by default.
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    pub servers: Option<Vec<String>>,
+    /// Idle sessions opened on each server (fewer than 2: not run).
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = cli::trimmed::<usize>)]
+    pub idle_sessions: usize,
+    /// Notifications on the standalone stream.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = cli::trimmed::<u64>)]
+    pub notifications: u64,
+    /// Callers on the one session of each client.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = cli::trimmed::<usize>)]
+    pub client_callers: usize,
+    /// The clients of the client section, by key; every one by default.
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    pub clients: Option<Vec<String>>,
+    /// Runs without pinning the servers and the load generator to cores of their own.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// The most seconds to wait for an idle machine before each run.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = cli::trimmed::<f64>)]
+    pub quiet_wait: f64,
+    /// Idle sessions of one node on Redis (fewer than 2: not run).
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = cli::trimmed::<usize>)]
+    pub redis_sessions: usize,
+    /// Failover trials.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = cli::trimmed::<usize>)]
+    pub failover_trials: usize,
+}
+
+/// What the suite runs: the command line, its lists resolved.
 #[derive(Debug)]
 struct Options {
     output: Option<PathBuf>,
@@ -84,6 +147,66 @@ struct Options {
 }
 
 impl Options {
+    /// The servers and clients of `args` found by key, the defaults filled in.
+    fn new(args: Args) -> anyhow::Result<Options> {
+        let servers = match &args.servers {
+            None => servers::SERVERS
+                .iter()
+                .filter(|server| server.key != "ours-no-store")
+                .collect(),
+            Some(keys) => keys
+                .iter()
+                .map(|key| key.trim())
+                .filter(|key| !key.is_empty())
+                .map(|key| {
+                    servers::find(key).with_context(|| {
+                        let keys: Vec<_> = servers::SERVERS.iter().map(|s| s.key).collect();
+                        format!("unknown server {key:?}: one of {}", keys.join(", "))
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let clients = match &args.clients {
+            None => client::CLIENTS.iter().collect(),
+            Some(keys) => keys
+                .iter()
+                .map(|key| key.trim())
+                .filter(|key| !key.is_empty())
+                .map(|key| {
+                    client::find(key).with_context(|| {
+                        let keys: Vec<_> = client::CLIENTS.iter().map(|c| c.key).collect();
+                        format!("unknown client {key:?}: one of {}", keys.join(", "))
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let bin_dir = match args.bin_dir {
+            Some(dir) => dir,
+            None => std::env::current_exe()?
+                .parent()
+                .context("no directory")?
+                .to_path_buf(),
+        };
+        Ok(Options {
+            output: args.output,
+            bin_dir,
+            echo_server: args.echo_server,
+            duration: args.duration,
+            warmup: args.warmup,
+            runs: args.runs,
+            concurrency: args.concurrency,
+            servers,
+            idle_sessions: args.idle_sessions,
+            notifications: args.notifications,
+            client_callers: args.client_callers,
+            clients,
+            pin: !args.no_pin && Launcher::can_pin(),
+            quiet_wait: args.quiet_wait,
+            redis_sessions: args.redis_sessions,
+            failover_trials: args.failover_trials,
+        })
+    }
+
     /// What the client-throughput section runs.
     fn client_plan(&self) -> client::Plan<'_> {
         client::Plan {
@@ -96,107 +219,9 @@ impl Options {
     }
 }
 
-const USAGE: &str = "usage: mcp-load-suite [--output FILE] [--duration SECS] [--warmup SECS] \
-                     [--runs N] [--concurrency 1,16,64] [--servers KEY,...] [--idle-sessions N] \
-                     [--notifications N] [--client-callers N] [--clients KEY,...] [--no-pin] \
-                     [--quiet-wait SECS] [--bin-dir DIR] [--echo-server PATH] \
-                     [--redis-sessions N] [--failover-trials N]";
-
-fn parse_args() -> anyhow::Result<Options> {
-    let exe = std::env::current_exe()?;
-    let mut options = Options {
-        output: None,
-        bin_dir: exe.parent().context("no directory")?.to_path_buf(),
-        echo_server: None,
-        duration: 5.0,
-        warmup: 1.0,
-        runs: 3,
-        concurrency: vec![1, 16, 64],
-        servers: servers::SERVERS
-            .iter()
-            .map(|s| s.key)
-            .filter(|key| *key != "ours-no-store")
-            .filter_map(|key| servers::find(key))
-            .collect(),
-        idle_sessions: 10_000,
-        notifications: 1_000_000,
-        client_callers: 16,
-        clients: client::CLIENTS.iter().collect(),
-        pin: Launcher::can_pin(),
-        quiet_wait: 30.0,
-        redis_sessions: 10_000,
-        failover_trials: 10,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--output" => options.output = Some(value()?.into()),
-            "--bin-dir" => options.bin_dir = value()?.into(),
-            "--echo-server" => options.echo_server = Some(value()?.into()),
-            "--duration" => options.duration = parse(&arg, &value()?)?,
-            "--warmup" => options.warmup = parse(&arg, &value()?)?,
-            "--runs" => options.runs = parse(&arg, &value()?)?,
-            "--concurrency" => {
-                options.concurrency = value()?
-                    .split(',')
-                    .map(|c| parse(&arg, c))
-                    .collect::<anyhow::Result<_>>()?;
-            }
-            "--servers" => {
-                options.servers = value()?
-                    .split(',')
-                    .filter(|key| !key.trim().is_empty())
-                    .map(|key| {
-                        servers::find(key).with_context(|| {
-                            let keys: Vec<_> = servers::SERVERS.iter().map(|s| s.key).collect();
-                            format!("unknown server {key:?}: one of {}", keys.join(", "))
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?;
-            }
-            "--idle-sessions" => options.idle_sessions = parse(&arg, &value()?)?,
-            "--notifications" => options.notifications = parse(&arg, &value()?)?,
-            "--client-callers" => options.client_callers = parse(&arg, &value()?)?,
-            "--clients" => {
-                options.clients = value()?
-                    .split(',')
-                    .filter(|key| !key.trim().is_empty())
-                    .map(|key| {
-                        client::find(key.trim()).with_context(|| {
-                            let keys: Vec<_> = client::CLIENTS.iter().map(|c| c.key).collect();
-                            format!("unknown client {key:?}: one of {}", keys.join(", "))
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?;
-            }
-            "--no-pin" => options.pin = false,
-            "--quiet-wait" => options.quiet_wait = parse(&arg, &value()?)?,
-            "--redis-sessions" => options.redis_sessions = parse(&arg, &value()?)?,
-            "--failover-trials" => options.failover_trials = parse(&arg, &value()?)?,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?}\n{USAGE}"),
-        }
-    }
-    if options.runs == 0 {
-        bail!("--runs must be at least 1");
-    }
-    Ok(options)
-}
-
-fn parse<T: std::str::FromStr>(arg: &str, value: &str) -> anyhow::Result<T> {
-    value
-        .trim()
-        .parse()
-        .ok()
-        .with_context(|| format!("bad value for {arg}: {value:?}"))
-}
-
-fn main() -> anyhow::Result<()> {
-    let mut options = parse_args()?;
+/// Runs `mcp-load-suite`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut options = Options::new(args)?;
     let mut launcher = Launcher {
         echo_server: options
             .echo_server
@@ -306,7 +331,7 @@ fn authority(options: &mut Options, launcher: &mut Launcher, dir: &std::path::Pa
 
 /// The suite's Redis, when a section needs one; without it (no `redis-server`), the sections
 /// on Redis are skipped and say why.
-fn redis(options: &mut Options, launcher: &mut Launcher) -> Option<nodes::Redis> {
+fn redis(options: &mut Options, launcher: &mut Launcher) -> Option<Redis> {
     let wanted = options.servers.iter().any(|s| s.needs_redis())
         || options.redis_sessions >= 2
         || options.failover_trials > 0;

@@ -1,8 +1,6 @@
-//! What `mcp-load --json` and `mcp-client-load --json` print, one JSON object per run, and what
-//! `mcp-load-suite` reads back.
-//!
-//! Shared by the binaries through `#[path]`, so that writer and reader cannot drift apart. Each
-//! binary uses some of the reports only.
+//! What `mcp-load --json`, `mcp-client-load --json` and `mcp-failover --json` print, one JSON
+//! object per run, and what `mcp-load-suite` reads back: one definition for writer and reader,
+//! so that they cannot drift apart.
 
 use serde::{Deserialize, Serialize};
 
@@ -126,4 +124,24 @@ pub(crate) struct ClientReport {
     pub(crate) tcp_connects: Option<u64>,
     /// The client's open sockets in the middle of the window (`/proc/self/fd`).
     pub(crate) sockets_open: Option<u64>,
+}
+
+/// The failover trials of `mcp-failover`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct FailoverReport {
+    /// Trials asked for.
+    pub(crate) trials: usize,
+    /// Each trial that ran to the end: milliseconds from `kill -9` of the holder to the first
+    /// message of the new holder on the client's stream (the dead holder's error response).
+    pub(crate) times_ms: Vec<f64>,
+    /// The median of `times_ms`.
+    pub(crate) median_ms: f64,
+    /// Progress notifications that arrived after the kill (written before it), per trial.
+    pub(crate) progress_after_kill: Vec<u32>,
+    /// Trials whose session then served a call through the new holder.
+    pub(crate) went_on: usize,
+    /// Trials that failed, and the first few reasons.
+    pub(crate) errors: u64,
+    /// The first few errors.
+    pub(crate) error_samples: Vec<String>,
 }

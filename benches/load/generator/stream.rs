@@ -18,10 +18,10 @@ use mcp_sse::Scanner;
 use serde::Deserialize;
 use tokio::sync::watch;
 
+use super::session::{Session, Target};
 use crate::errors::Errors;
 use crate::procfs::Proc;
 use crate::report::StreamReport;
-use crate::session::{Session, Target};
 
 /// The first memory reading, after this many notifications.
 const FIRST_SAMPLE: u64 = 10_000;

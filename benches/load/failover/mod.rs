@@ -24,26 +24,23 @@
 //!
 //! No proxy: the driver must know which node each request reaches, and a proxy would add
 //! nothing to the time measured. It prints the times and their median; `--json`, one object
-//! (`nodes/report.rs`).
+//! (`FailoverReport` in `report.rs`).
 
-#[path = "http.rs"]
 mod http;
-#[path = "redis.rs"]
-#[allow(dead_code, reason = "shared with the suite, which reads more of Redis")]
-mod redis;
-#[path = "report.rs"]
-mod report;
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
 use serde_json::json;
 
+use crate::cli;
+use crate::redis::Redis;
 use crate::report::FailoverReport;
+use crate::stats::median;
 
 /// The renewal period of a node's lease with the defaults (a third of 750 ms), over which the
 /// trials spread the moment of the kill.
@@ -55,50 +52,22 @@ const PHASE_STEP: Duration = Duration::from_millis(25);
 /// The most one trial may take: it bounds a broken run, not the measurement.
 const TRIAL_LIMIT: Duration = Duration::from_secs(30);
 
-const USAGE: &str = "usage: mcp-failover [--trials N] [--echo-server PATH] [--redis URL] [--json]";
-
-#[derive(Debug)]
-struct Options {
-    trials: usize,
-    echo_server: PathBuf,
-    redis: Option<String>,
-    json: bool,
-}
-
-fn parse_args() -> anyhow::Result<Options> {
-    let exe = std::env::current_exe()?;
-    let mut options = Options {
-        trials: 10,
-        echo_server: exe
-            .parent()
-            .context("no directory")?
-            .join("examples")
-            .join("echo_server"),
-        redis: None,
-        json: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--trials" => {
-                let trials = value()?;
-                options.trials = trials
-                    .parse()
-                    .ok()
-                    .with_context(|| format!("--trials takes a number, not {trials:?}"))?;
-            }
-            "--echo-server" => options.echo_server = value()?.into(),
-            "--redis" => options.redis = Some(value()?),
-            "--json" => options.json = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?}\n{USAGE}"),
-        }
-    }
-    Ok(options)
+/// How long a session's client waits when the node holding the session is killed.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-failover")]
+pub struct Args {
+    /// Trials, each killing a fresh holder.
+    #[arg(long, default_value_t = 10)]
+    pub trials: usize,
+    /// The echo server example (by default `examples/echo_server` next to this program).
+    #[arg(long, value_name = "PATH")]
+    pub echo_server: Option<PathBuf>,
+    /// A Redis to use rather than a `redis-server` of its own.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+    /// Prints one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A node of the echo server on Redis; killed (SIGKILL) when dropped.
@@ -109,8 +78,8 @@ struct Node {
 }
 
 impl Node {
-    fn start(echo_server: &PathBuf, redis: &str, name: &str) -> anyhow::Result<Node> {
-        let mut child = Command::new(echo_server)
+    fn start(echo_server: &Path, redis: &str, name: &str) -> anyhow::Result<Node> {
+        let mut child = cli::command(echo_server)
             .args(["--addr", "127.0.0.1:0", "--redis", redis, "--node", name])
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -161,18 +130,26 @@ struct Trial {
     went_on: bool,
 }
 
-fn main() -> anyhow::Result<()> {
-    let options = parse_args()?;
-    ensure!(
-        options.echo_server.exists(),
-        "{} not found: cargo build --release --example echo_server",
-        options.echo_server.display()
-    );
-    let own_redis = match &options.redis {
-        Some(_) => None,
-        None => Some(redis::Redis::start()?),
+/// Runs `mcp-failover`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let echo_server = match args.echo_server {
+        Some(path) => path,
+        None => std::env::current_exe()?
+            .parent()
+            .context("no directory")?
+            .join("examples")
+            .join("echo_server"),
     };
-    let url = options
+    ensure!(
+        echo_server.exists(),
+        "{} not found: cargo build --release --example echo_server",
+        echo_server.display()
+    );
+    let own_redis = match &args.redis {
+        Some(_) => None,
+        None => Some(Redis::start()?),
+    };
+    let url = args
         .redis
         .clone()
         .or_else(|| own_redis.as_ref().map(|r| r.url.clone()))
@@ -180,14 +157,14 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let follower = Node::start(&options.echo_server, &url, "failover-b")?;
+    let follower = Node::start(&echo_server, &url, "failover-b")?;
     let mut report = FailoverReport {
-        trials: options.trials,
+        trials: args.trials,
         ..FailoverReport::default()
     };
-    for n in 1..=options.trials {
+    for n in 1..=args.trials {
         let result =
-            Node::start(&options.echo_server, &url, &format!("failover-a{n}")).and_then(|holder| {
+            Node::start(&echo_server, &url, &format!("failover-a{n}")).and_then(|holder| {
                 runtime.block_on(async {
                     let phase = phase(n);
                     tokio::time::timeout(TRIAL_LIMIT, trial(holder, &follower, &url, phase))
@@ -198,7 +175,7 @@ fn main() -> anyhow::Result<()> {
         match result {
             Ok(trial) => {
                 let ms = trial.failover.as_secs_f64() * 1e3;
-                if !options.json {
+                if !args.json {
                     println!(
                         "trial {n}: {ms:.0} ms from kill -9 to the new holder's answer \
                          ({} progress notifications written before it came after it)",
@@ -214,14 +191,14 @@ fn main() -> anyhow::Result<()> {
                 if report.error_samples.len() < 5 {
                     report.error_samples.push(format!("trial {n}: {err:#}"));
                 }
-                if !options.json {
+                if !args.json {
                     println!("trial {n}: {err:#}");
                 }
             }
         }
     }
-    report.median_ms = median(&report.times_ms);
-    if options.json {
+    report.median_ms = median(report.times_ms.clone());
+    if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         println!(
@@ -353,14 +330,4 @@ fn holder_of(redis_url: &str, session: &str) -> anyhow::Result<String> {
         .arg("node")
         .query(&mut connection)?;
     node.context("no holder in Redis")
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
 }

@@ -14,11 +14,8 @@
 //! The tool is written by hand rather than with rmcp's macros: the same work as ours (read the
 //! `text` argument, return it as text content), and no schema validation on the way.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use anyhow::{Context as _, bail};
-use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -29,6 +26,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+
+use super::Listen;
 
 /// The server: one tool, `echo {text}`.
 #[derive(Debug, Clone, Copy)]
@@ -77,68 +76,30 @@ impl ServerHandler for Echo {
     }
 }
 
-struct Options {
-    addr: SocketAddr,
-    json_response: bool,
-    stateless: bool,
+/// rmcp 3.11.0's Streamable HTTP server with the same `echo` tool as ours.
+#[derive(Debug, clap::Parser)]
+#[command(name = "rmcp-echo")]
+pub struct Args {
+    #[command(flatten)]
+    /// Where to listen.
+    pub listen: Listen,
+    /// Replies in `application/json` rather than SSE streams.
+    #[arg(long)]
+    pub json_response: bool,
+    /// No sessions (`legacy_session_mode: false`).
+    #[arg(long)]
+    pub stateless: bool,
 }
 
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        json_response: false,
-        stateless: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args.next().context("--addr needs a value")?;
-                options.addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "--json-response" => options.json_response = true,
-            "--stateless" => options.stateless = true,
-            "-h" | "--help" => {
-                println!("usage: rmcp-echo [--addr IP:PORT] [--json-response] [--stateless]");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(options)
-}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let options = parse_args()?;
+/// Runs `rmcp-echo`.
+pub fn run(args: Args) -> anyhow::Result<()> {
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(!options.stateless)
-        .with_json_response(options.json_response);
+        .with_legacy_session_mode(!args.stateless)
+        .with_json_response(args.json_response);
     let service = TowerToHyperService::new(StreamableHttpService::new(
         || Ok(Echo),
         Arc::new(LocalSessionManager::default()),
         config,
     ));
-
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    loop {
-        let (tcp, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            // Out of file descriptors, most likely: let a connection end, then go on.
-            Err(_) => {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        tcp.set_nodelay(true)?;
-        let service = service.clone();
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tcp), service)
-                .await;
-        });
-    }
+    super::http1(&args.listen, service)
 }

@@ -7,10 +7,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::sync::Semaphore;
 
+use super::session::{Session, Target};
 use crate::errors::Errors;
 use crate::procfs::Proc;
 use crate::report::IdleReport;
-use crate::session::{Session, Target};
 
 /// Sessions being opened at once.
 const PARALLEL: usize = 32;

@@ -1,5 +1,5 @@
-//! A `redis-server` of the suite's own and what Redis says of itself (`INFO`, `DBSIZE`),
-//! shared by `mcp-load-suite` and `mcp-failover` through `#[path]`.
+//! A `redis-server` of the benchmark's own and what Redis says of itself (`INFO`, `DBSIZE`),
+//! for `mcp-load-suite` and `mcp-failover`.
 
 use std::collections::HashMap;
 

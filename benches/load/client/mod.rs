@@ -24,45 +24,25 @@
 //! Reports requests per second, p50, p99 and max latency, errors, the client's own CPU time
 //! per request (`utime + stime` of `/proc/self/stat` over the window), with `--server-pid` the
 //! server's, and the TCP connections opened in the window. `--json` prints one JSON object
-//! (`ClientReport` in `common/report.rs`) instead of text.
+//! (`ClientReport` in `report.rs`) instead of text.
 //!
 //! [`Family::Session`]: mcp_streamable_client::Family::Session
-
-#[path = "../common/report.rs"]
-#[allow(dead_code, reason = "shared: the other binaries print other reports")]
-mod report;
-
-#[path = "../mcp_load/errors.rs"]
-mod errors;
-
-#[path = "../common/parse.rs"]
-mod parse;
-
-#[path = "../mcp_load/procfs.rs"]
-#[allow(dead_code, reason = "shared with `mcp-load`, which reads memory too")]
-mod procfs;
 
 mod measure;
 mod ours;
 mod rmcp;
-mod sockets;
-
-use crate::parse::{number, seconds};
 
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use clap::builder::RangedU64ValueParser;
 
-use crate::measure::Plan;
+use self::measure::Plan;
+use crate::cli;
 use crate::report::ClientReport;
 
-/// What `--help` and a bad argument print.
-const USAGE: &str = "usage: mcp-client-load --url URL --client ours|rmcp|rmcp-pooled \
-                     [--callers C] [--duration SECS] [--warmup SECS] [--server-pid PID] [--json]";
-
 /// The client under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
     /// `mcp-streamable-client`.
     Ours,
     /// rmcp's client as `StreamableHttpClientTransport::from_config` builds it.
@@ -82,85 +62,54 @@ impl Which {
     }
 }
 
-/// The command line.
-#[derive(Debug)]
-struct Options {
-    url: String,
-    client: Option<Which>,
-    callers: usize,
-    duration: Duration,
-    warmup: Duration,
-    server_pid: Option<u32>,
-    json: bool,
+/// A client library's throughput: many callers sharing one MCP session, on one thread.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-client-load")]
+pub struct Args {
+    /// The echo server's MCP endpoint.
+    #[arg(long)]
+    pub url: String,
+    /// The client library under test.
+    #[arg(long, value_enum)]
+    pub client: Which,
+    /// Callers, tasks sharing the one session.
+    #[arg(long, default_value_t = 16, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub callers: usize,
+    /// Seconds measured, fractions allowed.
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = cli::seconds)]
+    pub duration: Duration,
+    /// Seconds of warm-up before the window.
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = cli::seconds)]
+    pub warmup: Duration,
+    /// The server's process, for its CPU time.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Prints one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Reads the command line.
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        url: String::new(),
-        client: None,
-        callers: 16,
-        duration: Duration::from_secs(5),
-        warmup: Duration::from_secs(1),
-        server_pid: None,
-        json: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--url" => options.url = value()?,
-            "--client" => {
-                options.client = Some(match value()?.as_str() {
-                    "ours" => Which::Ours,
-                    "rmcp" => Which::Rmcp,
-                    "rmcp-pooled" => Which::RmcpPooled,
-                    other => bail!("unknown --client {other:?}: ours, rmcp or rmcp-pooled"),
-                });
-            }
-            "--callers" => options.callers = number(&arg, &value()?)?,
-            "--duration" => options.duration = seconds(&arg, &value()?)?,
-            "--warmup" => options.warmup = seconds(&arg, &value()?)?,
-            "--server-pid" => options.server_pid = Some(number(&arg, &value()?)?),
-            "--json" => options.json = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?}\n{USAGE}"),
-        }
-    }
-    if options.url.is_empty() || options.client.is_none() {
-        bail!("--url and --client are required\n{USAGE}");
-    }
-    if options.callers == 0 {
-        bail!("--callers must be at least 1");
-    }
-    Ok(options)
-}
-
-fn main() -> anyhow::Result<()> {
-    let options = parse_args()?;
-    let which = options.client.context("--client is required")?;
+/// Runs `mcp-client-load`.
+pub fn run(args: Args) -> anyhow::Result<()> {
     // One thread: the client gets one core, and CPU per request compares across clients.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let plan = Plan {
-        callers: options.callers,
-        warmup: options.warmup,
-        duration: options.duration,
-        server_pid: options.server_pid,
+        callers: args.callers,
+        warmup: args.warmup,
+        duration: args.duration,
+        server_pid: args.server_pid,
     };
     let measured = runtime.block_on(async {
-        match which {
-            Which::Ours => ours::run(&options.url, &plan).await,
-            Which::Rmcp => rmcp::run(&options.url, &plan, rmcp::Pool::RmcpDefault).await,
-            Which::RmcpPooled => rmcp::run(&options.url, &plan, rmcp::Pool::KeepAlive).await,
+        match args.client {
+            Which::Ours => ours::run(&args.url, &plan).await,
+            Which::Rmcp => rmcp::run(&args.url, &plan, rmcp::Pool::RmcpDefault).await,
+            Which::RmcpPooled => rmcp::run(&args.url, &plan, rmcp::Pool::KeepAlive).await,
         }
     })?;
-    let report = measured.into_report(which.key(), options.callers);
-    if options.json {
+    let report = measured.into_report(args.client.key(), args.callers);
+    if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print_text(&report);

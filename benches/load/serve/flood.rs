@@ -16,10 +16,6 @@
 //! right away (see `session`). It prints `listening on http://ADDR/mcp` first and serves MCP
 //! at every path, over HTTP/1.1.
 
-use std::net::SocketAddr;
-
-use anyhow::{Context as _, bail};
-use hyper_util::rt::TokioIo;
 use mcp_jsonrpc::{
     ErrorObject, Message, Notification, Request as RpcRequest, Response, code, to_raw_value,
 };
@@ -28,6 +24,8 @@ use mcp_streamable_server::{
 };
 use mcp_transport::{Connection, Sender};
 use serde_json::{Value, json};
+
+use super::Listen;
 
 async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
     // Let go of the `initialize` request's parts at once: their header values are slices of
@@ -84,41 +82,17 @@ async fn flood(sender: &ServerSender, args: &Value) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-fn parse_args() -> anyhow::Result<SocketAddr> {
-    let mut addr = SocketAddr::from(([127, 0, 0, 1], 0));
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args.next().context("--addr needs a value")?;
-                addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "-h" | "--help" => {
-                println!("usage: mcp-flood [--addr IP:PORT]");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(addr)
+/// Our server with a `flood` tool, for the standalone-stream check.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-flood")]
+pub struct Args {
+    #[command(flatten)]
+    /// Where to listen.
+    pub listen: Listen,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Runs `mcp-flood`.
+pub fn run(args: Args) -> anyhow::Result<()> {
     let config = Config::default().event_store(InMemoryEventStore::default());
-    let service = StreamableHttpService::new(config, session);
-    let listener = tokio::net::TcpListener::bind(parse_args()?).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    loop {
-        let (tcp, _) = listener.accept().await?;
-        tcp.set_nodelay(true)?;
-        let service = service.clone();
-        tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tcp), service)
-                .await;
-        });
-    }
+    super::http1(&args.listen, StreamableHttpService::new(config, session))
 }
