@@ -18,7 +18,9 @@
 //! 2. `generator`, `client`, `failover`, `serve`: the programs, `mcp-load` (plain hyper
 //!    sessions), `mcp-client-load` (a client library under load), `mcp-failover`, and the
 //!    servers this package builds (`mcp-ceiling`, `mcp-flood`, `rmcp-echo`, `mcp-proxy`).
-//! 3. `redis`: a `redis-server` of the benchmark's own, and what Redis says of itself.
+//! 3. `measure`, `redis`: the closed loop's clock and accounts, which make the one report of
+//!    both load generators; a `redis-server` of the benchmark's own, and what Redis says of
+//!    itself.
 //! 4. `report`, `procfs`, `errors`, `stats`, `cli`: what the programs print and the suite
 //!    reads back, what `/proc` says of a process, errors counted with a few kept, medians and
 //!    percentiles, the value parsers of the command lines.
@@ -33,6 +35,7 @@ pub mod suite;
 
 mod cli;
 mod errors;
+mod measure;
 mod procfs;
 mod redis;
 mod report;
@@ -74,7 +77,10 @@ mod tests {
         assert_eq!(args.side_pids, [("redis".to_owned(), 9)]);
         assert!(args.protocol.is_some() && args.json);
         let args: Args = parse("--url U --mode idle --sessions 2 --close --server-pid 1");
-        assert_eq!((args.mode, args.sessions, args.close), (Mode::Idle, 2, true));
+        assert_eq!(
+            (args.mode, args.sessions, args.close),
+            (Mode::Idle, 2, true)
+        );
         let defaults: Args = parse("--url U --mode stream");
         assert_eq!(defaults.notifications, 1_000_000);
         assert_eq!((defaults.batch, defaults.concurrency), (5_000, 16));
@@ -104,7 +110,10 @@ mod tests {
              --redis-sessions 0 --failover-trials 0 --quiet-wait 0 --no-pin",
         );
         assert_eq!(suite.concurrency, [16, 64]);
-        assert_eq!(suite.servers.as_deref(), Some(&["ours".into(), "rmcp".into()][..]));
+        assert_eq!(
+            suite.servers.as_deref(),
+            Some(&["ours".into(), "rmcp".into()][..])
+        );
         let proxy: crate::serve::proxy::Args =
             parse("--away --node 127.0.0.1:1 --node 127.0.0.1:2");
         assert_eq!(proxy.nodes.len(), 2);

@@ -24,11 +24,11 @@
 //! Reports requests per second, p50, p99 and max latency, errors, the client's own CPU time
 //! per request (`utime + stime` of `/proc/self/stat` over the window), with `--server-pid` the
 //! server's, and the TCP connections opened in the window. `--json` prints one JSON object
-//! (`ClientReport` in `report.rs`) instead of text.
+//! (`CallsReport` in `report.rs`, as `mcp-load`'s) instead of text.
 //!
 //! [`Family::Session`]: mcp_streamable_client::Family::Session
 
-mod measure;
+mod callers;
 mod ours;
 mod rmcp;
 
@@ -36,9 +36,10 @@ use std::time::Duration;
 
 use clap::builder::RangedU64ValueParser;
 
-use self::measure::Plan;
+use self::callers::Plan;
 use crate::cli;
-use crate::report::ClientReport;
+use crate::measure::Watched;
+use crate::report;
 
 /// The client under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -99,7 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         callers: args.callers,
         warmup: args.warmup,
         duration: args.duration,
-        server_pid: args.server_pid,
+        watched: Watched {
+            server_pids: args.server_pid.into_iter().collect(),
+            side_pids: Vec::new(),
+        },
     };
     let measured = runtime.block_on(async {
         match args.client {
@@ -108,44 +112,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Which::RmcpPooled => rmcp::run(&args.url, &plan, rmcp::Pool::KeepAlive).await,
         }
     })?;
-    let report = measured.into_report(args.client.key(), args.callers);
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print_text(&report);
-    }
-    Ok(())
-}
-
-/// The report for a person.
-fn print_text(r: &ClientReport) {
-    println!(
-        "{}: {} callers on one session, {:.2} s: {} requests, {:.0} req/s",
-        r.client, r.callers, r.seconds, r.requests, r.rps
-    );
-    println!(
-        "latency: p50 {:.0} us, p99 {:.0} us, max {:.0} us",
-        r.p50_us, r.p99_us, r.max_us
-    );
-    println!(
-        "client CPU: {:.1} us/request ({:.0}% of a core)",
-        r.client_cpu_us_per_req,
-        r.client_cpu_share * 100.0
-    );
-    if let (Some(per_req), Some(share)) = (r.server_cpu_us_per_req, r.server_cpu_share) {
-        println!(
-            "server CPU: {per_req:.1} us/request ({:.0}% of a core)",
-            share * 100.0
-        );
-    }
-    let or_unknown = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
-    println!(
-        "TCP connections opened in the window: {}; client sockets open mid-window: {}",
-        or_unknown(r.tcp_connects),
-        or_unknown(r.sockets_open)
-    );
-    println!("errors: {}", r.errors);
-    for sample in &r.error_samples {
-        println!("  {sample}");
-    }
+    let report = measured
+        .window
+        .report(measured.tally, args.callers, 1, Some(args.client.key()));
+    report::print(&report, args.json)
 }

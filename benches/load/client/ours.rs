@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
-use super::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
+use super::callers::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
 use crate::errors::Errors;
 
 /// The protocol version asked for in `initialize`: the newest of the session-based family,
@@ -55,11 +55,11 @@ pub(crate) async fn run(url: &str, plan: &Plan) -> anyhow::Result<Measured> {
         waiting,
         next_id: Arc::new(AtomicI64::new(INITIALIZE_ID + 1)),
     };
-    let measured = measure::run(ours, plan).await;
+    let measured = callers::run(ours, plan).await;
     stop.send_replace(true);
     let receive_errors = receiver.await.context("the receiving task failed")?;
     let mut measured = measured?;
-    measured.errors.merge(receive_errors);
+    measured.tally.errors.merge(receive_errors);
     Ok(measured)
 }
 

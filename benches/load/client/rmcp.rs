@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value};
 
-use super::measure::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
+use super::callers::{self, CLOSE_TIMEOUT, Echo, Measured, Plan, START_TIMEOUT};
 
 /// Which reqwest client carries rmcp's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub(crate) async fn run(url: &str, plan: &Plan, pool: Pool) -> anyhow::Result<Me
     let rmcp = Rmcp {
         service: Arc::new(service),
     };
-    let mut measured = measure::run(rmcp.clone(), plan).await?;
+    let mut measured = callers::run(rmcp.clone(), plan).await?;
     // Every caller has returned: this is the last handle, and closing it ends the session.
     let Ok(mut service) = Arc::try_unwrap(rmcp.service) else {
         bail!("a caller still holds the rmcp client");
@@ -76,9 +76,13 @@ pub(crate) async fn run(url: &str, plan: &Plan, pool: Pool) -> anyhow::Result<Me
     match service.close_with_timeout(CLOSE_TIMEOUT).await {
         Ok(Some(_)) => {}
         Ok(None) => measured
+            .tally
             .errors
             .add(format!("closing the session took over {CLOSE_TIMEOUT:?}")),
-        Err(err) => measured.errors.add(format!("closing the session: {err:#}")),
+        Err(err) => measured
+            .tally
+            .errors
+            .add(format!("closing the session: {err:#}")),
     }
     Ok(measured)
 }

@@ -50,7 +50,8 @@ use clap::builder::RangedU64ValueParser;
 
 use self::session::Target;
 use crate::cli;
-use crate::report::{CallsReport, IdleReport, StreamReport};
+use crate::measure::Watched;
+use crate::report;
 
 /// What `mcp-load` measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -165,93 +166,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 concurrency: args.concurrency,
                 warmup: args.warmup,
                 duration: args.duration,
-                server_pids: args.server_pids.clone(),
-                side_pids: args.side_pids.clone(),
+                watched: Watched {
+                    server_pids: args.server_pids.clone(),
+                    side_pids: args.side_pids.clone(),
+                },
             };
-            let report = runtime.block_on(calls::run(plan))?;
-            print(&args, &report, print_calls)
+            report::print(&runtime.block_on(calls::run(plan))?, args.json)
         }
         Mode::Idle => {
             let report = runtime.block_on(idle::run(target, args.sessions, args.close, pid()?))?;
-            print(&args, &report, print_idle)
+            report::print(&report, args.json)
         }
         Mode::Stream => {
             let report =
                 runtime.block_on(stream::run(target, args.notifications, args.batch, pid()?))?;
-            print(&args, &report, print_stream)
+            report::print(&report, args.json)
         }
-    }
-}
-
-fn print<R: serde::Serialize>(args: &Args, report: &R, text: fn(&R)) -> anyhow::Result<()> {
-    if args.json {
-        println!("{}", serde_json::to_string(report)?);
-    } else {
-        text(report);
-    }
-    Ok(())
-}
-
-fn print_calls(r: &CallsReport) {
-    println!(
-        "{} sessions ({} ran), {:.2} s: {} requests, {:.0} req/s ({} JSON, {} SSE)",
-        r.concurrency, r.sessions_ok, r.seconds, r.requests, r.rps, r.json_replies, r.sse_replies
-    );
-    println!(
-        "latency: p50 {:.0} us, p99 {:.0} us, max {:.0} us",
-        r.p50_us, r.p99_us, r.max_us
-    );
-    if let (Some(per_req), Some(share)) = (r.server_cpu_us_per_req, r.server_cpu_share) {
-        println!(
-            "server CPU: {per_req:.1} us/request ({:.0}% of a core)",
-            share * 100.0
-        );
-    }
-    for (name, per_req) in &r.side_cpu_us_per_req {
-        println!("{name} CPU: {per_req:.1} us/request");
-    }
-    println!(
-        "load generator CPU: {:.1} us/request ({:.0}% of a core)",
-        r.client_cpu_us_per_req,
-        r.client_cpu_share * 100.0
-    );
-    print_errors(r.errors, &r.error_samples);
-}
-
-fn print_idle(r: &IdleReport) {
-    println!(
-        "{} idle sessions ({} opened, connections {}): VmRSS {} KiB -> {} KiB, {:.2} KiB per session",
-        r.sessions,
-        r.sessions_ok,
-        if r.closed_connections {
-            "closed"
-        } else {
-            "open"
-        },
-        r.rss_before_kib,
-        r.rss_after_kib,
-        r.kib_per_session
-    );
-    print_errors(r.errors, &r.error_samples);
-}
-
-fn print_stream(r: &StreamReport) {
-    println!(
-        "{} of {} notifications in {:.2} s ({:.0}/s); VmRSS growth after the first 10,000: {:+.1}%",
-        r.received, r.notifications, r.seconds, r.per_second, r.growth_percent
-    );
-    let samples: Vec<String> = r
-        .rss_samples_kib
-        .iter()
-        .map(|(n, kib)| format!("{n}: {kib} KiB"))
-        .collect();
-    println!("VmRSS: {}", samples.join(", "));
-    print_errors(r.errors, &r.error_samples);
-}
-
-fn print_errors(count: u64, samples: &[String]) {
-    println!("errors: {count}");
-    for sample in samples {
-        println!("  {sample}");
     }
 }

@@ -9,14 +9,7 @@ use hyper::body::Incoming;
 use mcp_jsonrpc::{Body, Id, Message, Response};
 use mcp_sse::Scanner;
 
-/// How a reply came.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// An `application/json` body.
-    Json,
-    /// A `text/event-stream` body.
-    Sse,
-}
+use crate::measure::Kind;
 
 /// Reads the response to request `id`, and the instant it was parsed. The body is read to its
 /// end (so that the connection can carry the next request), but the instant is taken as soon

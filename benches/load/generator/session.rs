@@ -21,7 +21,8 @@ use serde_json::value::RawValue;
 
 use super::dpop::Prover;
 use super::per_request;
-use super::reply::{self, Kind};
+use super::reply;
+use crate::measure::Kind;
 
 /// The protocol version the load generator asks for: one every server under test speaks.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";

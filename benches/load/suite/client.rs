@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use super::quiet::Quiet;
 use super::servers::{self, Launcher};
 use super::table::ratio;
-use crate::report::ClientReport;
+use crate::report::CallsReport;
 use crate::stats::median;
 
 /// A client library the section can measure.
@@ -81,7 +81,7 @@ pub(crate) struct ClientRuns {
     /// The client.
     client: &'static ClientKind,
     /// Its runs that reported.
-    runs: Vec<ClientReport>,
+    runs: Vec<CallsReport>,
 }
 
 /// The medians of a client's runs (errors are summed).
@@ -107,8 +107,8 @@ struct Summary {
 impl ClientRuns {
     /// The medians of the runs.
     fn summary(&self) -> Summary {
-        let median_of = |f: fn(&ClientReport) -> f64| median(self.runs.iter().map(f).collect());
-        let median_some = |f: fn(&ClientReport) -> Option<f64>| {
+        let median_of = |f: fn(&CallsReport) -> f64| median(self.runs.iter().map(f).collect());
+        let median_some = |f: fn(&CallsReport) -> Option<f64>| {
             let values: Vec<f64> = self.runs.iter().filter_map(f).collect();
             (!values.is_empty()).then(|| median(values))
         };
@@ -159,7 +159,7 @@ pub(crate) fn measure(
                 "--server-pid".to_owned(),
                 server.pid.to_string(),
             ];
-            match launcher.generate::<ClientReport>("mcp-client-load", &args) {
+            match launcher.generate::<CallsReport>("mcp-client-load", &args) {
                 Ok(report) => {
                     eprintln!(
                         "run {run}, client {:<24} {:>7.0} req/s  p99 {:>6.0} µs  client CPU \
