@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 
 use anyhow::Context as _;
 
+use super::figures::ratio;
 use super::quiet::Quiet;
 use super::servers::{self, Launcher};
-use super::table::ratio;
 use crate::report::CallsReport;
 use crate::stats::median;
 

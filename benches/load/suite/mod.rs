@@ -43,10 +43,13 @@
 //! and the machine, to `--output`.
 
 mod auth;
+mod cells;
 mod client;
+mod figures;
 mod machine;
 mod nodes;
 mod quiet;
+mod results;
 mod servers;
 mod table;
 
@@ -56,9 +59,10 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::builder::RangedU64ValueParser;
 
+use self::cells::{Calls, Cell};
 use self::quiet::Quiet;
+use self::results::Results;
 use self::servers::{FLOOD, Launcher, ServerKind};
-use self::table::{Cell, Results};
 use crate::cli;
 use crate::redis::Redis;
 use crate::report::{CallsReport, IdleReport, StreamReport};
@@ -357,7 +361,7 @@ fn throughput(
     launcher: &Launcher,
     quiet: &mut Quiet,
     redis_pid: Option<u32>,
-) -> anyhow::Result<Vec<Cell>> {
+) -> anyhow::Result<Calls> {
     let mut running = Vec::new();
     for kind in &options.servers {
         running.push((*kind, launcher.start(kind)?));
@@ -425,8 +429,7 @@ fn throughput(
             }
         }
     }
-    cells.retain(|c| !c.runs.is_empty());
-    Ok(cells)
+    Ok(Calls::new(cells))
 }
 
 fn idle(
@@ -526,7 +529,7 @@ fn render(
         out += &table::calls_table(results);
         out += "\nThe servers:\n\n";
         let mut listed: Vec<&str> = Vec::new();
-        for cell in &results.calls {
+        for cell in results.calls.iter() {
             if !listed.contains(&cell.server.key) {
                 listed.push(cell.server.key);
                 out += &format!("- {}: {}.\n", cell.server.label, cell.server.description);
@@ -584,6 +587,11 @@ fn render(
         "Measured on {date} by `mcp-load-suite` on {machine}; {pinning}. {quiet}",
         quiet = quiet.summary()
     );
-    out += &nodes::section(results, options.redis_sessions, &context);
+    out += &nodes::section(
+        &results.calls,
+        &results.nodes,
+        options.redis_sessions,
+        &context,
+    );
     out
 }
