@@ -36,7 +36,7 @@
 
 use mcp_streamable_http::http;
 use std::collections::HashSet;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -79,18 +79,17 @@ async fn main() -> anyhow::Result<()> {
     serve::serve(addr, service).await
 }
 
+/// Where the server listens unless told: loopback, a port the OS picks (the suite reads the
+/// address from the first line).
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
 /// The server the official MCP conformance suite tests (`cargo xtask conformance`); every flag
 /// can also be set by the environment variable shown beside it.
 #[derive(Debug, clap::Parser)]
 #[command(name = "conformance_server")]
 struct Args {
     /// Where to listen; port 0 picks a free one.
-    #[arg(
-        long,
-        env = "MCP_ADDR",
-        value_name = "IP:PORT",
-        default_value = "127.0.0.1:0"
-    )]
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
 }
 

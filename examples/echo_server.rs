@@ -69,7 +69,7 @@
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -79,9 +79,14 @@ use clap::builder::BoolishValueParser;
 use mcp_streamable_http::auth::{Guard, dpop, jwt::JwtVerifier};
 use mcp_streamable_http::redis::RedisBackend;
 use mcp_streamable_http::server::{
-    AllowList, Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
+    Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
 };
+use support::cli::Allowed;
 use support::{echo_app, serve};
+
+/// Where the server listens unless told: loopback, so that trying it exposes nothing, on the
+/// port the README's commands use.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 /// A small but real MCP server over the Streamable HTTP transport (see the example's docs for
 /// its tools). Every flag can also be set by the environment variable shown beside it, a flag
@@ -91,12 +96,7 @@ use support::{echo_app, serve};
 #[command(name = "echo_server")]
 struct Args {
     /// Where to listen; port 0 picks a free one.
-    #[arg(
-        long,
-        env = "MCP_ADDR",
-        value_name = "IP:PORT",
-        default_value = "127.0.0.1:8080"
-    )]
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
     /// Replies in `application/json` rather than SSE streams.
     #[arg(long, env = "MCP_JSON_RESPONSE", value_parser = BoolishValueParser::new())]
@@ -107,25 +107,6 @@ struct Args {
     /// Streams not resumable: no event store.
     #[arg(long, env = "MCP_NO_EVENT_STORE", value_parser = BoolishValueParser::new())]
     no_event_store: bool,
-    /// A `Host` name to answer besides the loopback ones (which are always answered), against
-    /// DNS rebinding: the server's public name behind a reverse proxy. Repeatable; the variable
-    /// takes a comma-separated list.
-    #[arg(
-        long = "allowed-host",
-        env = "MCP_ALLOWED_HOST",
-        value_name = "NAME",
-        value_delimiter = ','
-    )]
-    allowed_hosts: Vec<String>,
-    /// An `Origin` to answer, whole (`https://app.example.com`), in place of the default:
-    /// pages served from loopback. Repeatable; the variable takes a comma-separated list.
-    #[arg(
-        long = "allowed-origin",
-        env = "MCP_ALLOWED_ORIGIN",
-        value_name = "ORIGIN",
-        value_delimiter = ','
-    )]
-    allowed_origins: Vec<String>,
     /// How long a session may stay idle before it ends, in seconds (30 minutes by default); on
     /// Redis, the lifetime of a session's keys too.
     #[arg(long, env = "MCP_IDLE_TIMEOUT", value_name = "SECS", value_parser = seconds)]
@@ -133,6 +114,8 @@ struct Args {
     /// Appends `<key> <pid>` to PATH whenever the `count` tool starts.
     #[arg(long, env = "MCP_EXECUTIONS_LOG", value_name = "PATH")]
     executions_log: Option<PathBuf>,
+    #[command(flatten)]
+    allowed: Allowed,
     #[command(flatten)]
     auth: AuthOptions,
     #[command(flatten)]
@@ -257,15 +240,6 @@ fn seconds(value: &str) -> Result<Duration, String> {
         .ok_or_else(|| "seconds, above 0".to_owned())
 }
 
-/// The `Host` names `--allowed-host` adds to the loopback ones; `None` keeps the default.
-fn allowed_hosts(names: Vec<String>) -> Option<AllowList> {
-    if names.is_empty() {
-        return None;
-    }
-    let loopback = ["localhost", "127.0.0.1", "[::1]"].map(String::from);
-    Some(AllowList::List(names.into_iter().chain(loopback).collect()))
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -292,12 +266,7 @@ async fn main() -> anyhow::Result<()> {
     if !args.no_event_store && !args.stateless {
         config = config.event_store(InMemoryEventStore::default());
     }
-    if let Some(hosts) = allowed_hosts(args.allowed_hosts) {
-        config = config.allowed_hosts(hosts);
-    }
-    if !args.allowed_origins.is_empty() {
-        config = config.allowed_origins(AllowList::List(args.allowed_origins));
-    }
+    config = args.allowed.apply(config);
     // After the in-memory store, which Redis's replaces.
     config = args.redis.apply(config, idle_timeout).await?;
     if let Some(guard) = args.auth.guard()? {

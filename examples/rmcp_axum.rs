@@ -34,7 +34,7 @@
 //! other example servers use the server crate's `serve`, which sets them; behind axum, a
 //! reverse proxy in front is where they go.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -49,15 +49,19 @@ use clap::Parser as _;
 use mcp_streamable_http::http::{HeaderValue, StatusCode, header};
 use mcp_streamable_http::rmcp_adapter;
 use mcp_streamable_http::server::serve::shutdown_signal;
-use mcp_streamable_http::server::{AllowList, Config, InMemoryEventStore, StreamableHttpService};
+use mcp_streamable_http::server::{Config, InMemoryEventStore, StreamableHttpService};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Deserialize;
+use support::cli::Allowed;
 
 /// How long requests in flight get to finish once Ctrl-C is pressed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Where the server listens unless told: loopback, on the port the README's commands use.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 /// The environment variable holding the bearer token clients must present.
 const TOKEN_VAR: &str = "MCP_BEARER_TOKEN";
@@ -131,32 +135,10 @@ impl ServerHandler for Tools {
 #[command(name = "rmcp_axum")]
 struct Args {
     /// Where to listen; port 0 picks a free one.
-    #[arg(
-        long,
-        env = "MCP_ADDR",
-        value_name = "IP:PORT",
-        default_value = "127.0.0.1:8080"
-    )]
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
-    /// A `Host` name to answer besides the loopback ones, against DNS rebinding: the public
-    /// name behind a reverse proxy. Repeatable; the variable takes a comma-separated list.
-    #[arg(
-        long = "allowed-host",
-        visible_alias = "host",
-        env = "MCP_ALLOWED_HOST",
-        value_name = "NAME",
-        value_delimiter = ','
-    )]
-    allowed_hosts: Vec<String>,
-    /// An `Origin` to answer, whole (`https://app.example.com`), in place of the default:
-    /// pages served from loopback. Repeatable; the variable takes a comma-separated list.
-    #[arg(
-        long = "allowed-origin",
-        env = "MCP_ALLOWED_ORIGIN",
-        value_name = "ORIGIN",
-        value_delimiter = ','
-    )]
-    allowed_origins: Vec<String>,
+    #[command(flatten)]
+    allowed: Allowed,
 }
 
 #[tokio::main]
@@ -173,15 +155,9 @@ async fn main() -> anyhow::Result<()> {
     let expected = HeaderValue::try_from(format!("Bearer {token}"))
         .with_context(|| format!("{TOKEN_VAR} must be visible ASCII"))?;
 
-    let mut config = Config::default().event_store(InMemoryEventStore::default());
-    if !args.allowed_hosts.is_empty() {
-        let mut hosts = args.allowed_hosts;
-        hosts.extend(["localhost", "127.0.0.1", "[::1]"].map(String::from));
-        config = config.allowed_hosts(AllowList::List(hosts));
-    }
-    if !args.allowed_origins.is_empty() {
-        config = config.allowed_origins(AllowList::List(args.allowed_origins));
-    }
+    let config = args
+        .allowed
+        .apply(Config::default().event_store(InMemoryEventStore::default()));
     let count = Arc::new(AtomicU64::new(0));
     // One rmcp service per session, over the session's connection.
     let mcp = StreamableHttpService::new(config, move |conn, _parts| {
