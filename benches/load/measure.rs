@@ -81,6 +81,17 @@ impl Tally {
     }
 }
 
+/// When the window of a run is and what it watches, the same for every caller.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// Seconds of warm-up before the window.
+    pub(crate) warmup: Duration,
+    /// Length of the window.
+    pub(crate) duration: Duration,
+    /// The processes whose CPU time it measures.
+    pub(crate) watched: Watched,
+}
+
 /// The processes whose CPU time the window measures, besides the caller's own.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Watched {
@@ -107,17 +118,13 @@ pub(crate) struct Window {
     sockets_open: Option<u64>,
 }
 
-/// The loop's clock, once the callers run: `warmup`, then the window of `duration`, whose
-/// replies `phase` tells the callers to count, and the CPU time of `watched` and of this
-/// process over it; then tells the callers to stop.
-pub(crate) async fn window(
-    phase: &Phase,
-    warmup: Duration,
-    duration: Duration,
-    watched: &Watched,
-) -> anyhow::Result<Window> {
+/// The loop's clock, once the callers run: the plan's warm-up, then its window, whose replies
+/// `phase` tells the callers to count, and the CPU time of the watched processes and of this
+/// one over it; then tells the callers to stop.
+pub(crate) async fn window(phase: &Phase, plan: &Plan) -> anyhow::Result<Window> {
+    let (duration, watched) = (plan.duration, &plan.watched);
     phase.enter(WARMUP);
-    tokio::time::sleep(warmup).await;
+    tokio::time::sleep(plan.warmup).await;
 
     let ticks = clock_ticks_per_second();
     let server: Vec<CpuWindow> = watched

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use crate::measure::{self, Phase, Tally, Watched, Window};
+use crate::measure::{self, Phase, Tally, Window};
 
 /// The longest one call may take before it counts as an error: far beyond any healthy reply on
 /// a loopback, and it bounds how long a caller can outlive the window.
@@ -21,12 +21,8 @@ pub(crate) const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) struct Plan {
     /// Concurrent callers.
     pub(crate) callers: usize,
-    /// Seconds of warm-up before the window.
-    pub(crate) warmup: Duration,
-    /// Length of the window.
-    pub(crate) duration: Duration,
-    /// The server, for its CPU time.
-    pub(crate) watched: Watched,
+    /// The window, and the server it watches.
+    pub(crate) window: measure::Plan,
 }
 
 /// A client with a session started: what each caller calls, from its own task.
@@ -55,7 +51,7 @@ pub(crate) async fn run<E: Echo>(client: E, plan: &Plan) -> anyhow::Result<Measu
     for n in 0..plan.callers {
         tasks.push(tokio::spawn(caller(n, client.clone(), phase.clone())));
     }
-    let window = measure::window(&phase, plan.warmup, plan.duration, &plan.watched).await?;
+    let window = measure::window(&phase, &plan.window).await?;
     let mut tally = Tally::default();
     for task in tasks {
         tally.merge(task.await?);

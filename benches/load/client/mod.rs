@@ -38,7 +38,7 @@ use clap::builder::RangedU64ValueParser;
 
 use self::callers::Plan;
 use crate::cli;
-use crate::measure::Watched;
+use crate::measure::{self, Watched};
 use crate::report;
 
 /// The client under test.
@@ -98,11 +98,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .build()?;
     let plan = Plan {
         callers: args.callers,
-        warmup: args.warmup,
-        duration: args.duration,
-        watched: Watched {
-            server_pids: args.server_pid.into_iter().collect(),
-            side_pids: Vec::new(),
+        window: measure::Plan {
+            warmup: args.warmup,
+            duration: args.duration,
+            watched: Watched {
+                server_pids: args.server_pid.into_iter().collect(),
+                side_pids: Vec::new(),
+            },
         },
     };
     let measured = runtime.block_on(async {

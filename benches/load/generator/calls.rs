@@ -3,23 +3,23 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::Barrier;
 
 use super::session::{Session, Target};
-use crate::measure::{self, Phase, Tally, Watched};
+use crate::measure::{self, Phase, Tally};
 use crate::report::CallsReport;
 
 /// What the closed loop needs to know.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
+    /// The server, and how to speak to it.
     pub(crate) target: Target,
+    /// Sessions, each with its connection.
     pub(crate) concurrency: usize,
-    pub(crate) warmup: Duration,
-    pub(crate) duration: Duration,
-    /// The server's processes and the side ones, for their CPU time.
-    pub(crate) watched: Watched,
+    /// The window, and the processes it watches.
+    pub(crate) window: measure::Plan,
 }
 
 /// Runs the closed loop and reports.
@@ -33,7 +33,7 @@ pub(crate) async fn run(plan: Plan) -> anyhow::Result<CallsReport> {
         tasks.push(tokio::spawn(session(n, target, phase, ready)));
     }
     ready.wait().await;
-    let window = measure::window(&phase, plan.warmup, plan.duration, &plan.watched).await?;
+    let window = measure::window(&phase, &plan.window).await?;
     let mut all = Tally::default();
     let mut sessions_ok = 0;
     for task in tasks {

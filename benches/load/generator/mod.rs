@@ -50,7 +50,7 @@ use clap::builder::RangedU64ValueParser;
 
 use self::session::Target;
 use crate::cli;
-use crate::measure::Watched;
+use crate::measure::{self, Watched};
 use crate::report;
 
 /// What `mcp-load` measures.
@@ -164,11 +164,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let plan = calls::Plan {
                 target,
                 concurrency: args.concurrency,
-                warmup: args.warmup,
-                duration: args.duration,
-                watched: Watched {
-                    server_pids: args.server_pids.clone(),
-                    side_pids: args.side_pids.clone(),
+                window: measure::Plan {
+                    warmup: args.warmup,
+                    duration: args.duration,
+                    watched: Watched {
+                        server_pids: args.server_pids.clone(),
+                        side_pids: args.side_pids.clone(),
+                    },
                 },
             };
             report::print(&runtime.block_on(calls::run(plan))?, args.json)

@@ -55,11 +55,6 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
     },
 ];
 
-/// The client with this key.
-pub(crate) fn find(key: &str) -> Option<&'static ClientKind> {
-    CLIENTS.iter().find(|c| c.key == key)
-}
-
 /// What to run.
 #[derive(Debug)]
 pub(crate) struct Plan<'a> {

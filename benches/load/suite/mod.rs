@@ -153,37 +153,17 @@ struct Options {
 impl Options {
     /// The servers and clients of `args` found by key, the defaults filled in.
     fn new(args: Args) -> anyhow::Result<Options> {
-        let servers = match &args.servers {
-            None => servers::SERVERS
-                .iter()
-                .filter(|server| server.key != "ours-no-store")
-                .collect(),
-            Some(keys) => keys
-                .iter()
-                .map(|key| key.trim())
-                .filter(|key| !key.is_empty())
-                .map(|key| {
-                    servers::find(key).with_context(|| {
-                        let keys: Vec<_> = servers::SERVERS.iter().map(|s| s.key).collect();
-                        format!("unknown server {key:?}: one of {}", keys.join(", "))
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?,
-        };
-        let clients = match &args.clients {
-            None => client::CLIENTS.iter().collect(),
-            Some(keys) => keys
-                .iter()
-                .map(|key| key.trim())
-                .filter(|key| !key.is_empty())
-                .map(|key| {
-                    client::find(key).with_context(|| {
-                        let keys: Vec<_> = client::CLIENTS.iter().map(|c| c.key).collect();
-                        format!("unknown client {key:?}: one of {}", keys.join(", "))
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?,
-        };
+        let servers = pick(args.servers.as_deref(), servers::SERVERS, "server", |s| {
+            s.key
+        })?
+        .unwrap_or_else(|| {
+            let all = servers::SERVERS.iter();
+            all.filter(|server| server.key != "ours-no-store").collect()
+        });
+        let clients = pick(args.clients.as_deref(), client::CLIENTS, "client", |c| {
+            c.key
+        })?
+        .unwrap_or_else(|| client::CLIENTS.iter().collect());
         let bin_dir = match args.bin_dir {
             Some(dir) => dir,
             None => std::env::current_exe()?
@@ -221,6 +201,29 @@ impl Options {
             warmup: self.warmup,
         }
     }
+}
+
+/// The entries of `all` that `keys` names, in that order, blank keys skipped (`''` names
+/// none); `None` without `keys`. `what` they are names them in the error for an unknown key.
+fn pick<T>(
+    keys: Option<&[String]>,
+    all: &'static [T],
+    what: &str,
+    key: fn(&T) -> &'static str,
+) -> anyhow::Result<Option<Vec<&'static T>>> {
+    let Some(keys) = keys else {
+        return Ok(None);
+    };
+    let find = |wanted: &str| {
+        all.iter()
+            .find(|entry| key(entry) == wanted)
+            .with_context(|| {
+                let known: Vec<&str> = all.iter().map(key).collect();
+                format!("unknown {what} {wanted:?}: one of {}", known.join(", "))
+            })
+    };
+    let wanted = keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty());
+    wanted.map(find).collect::<anyhow::Result<_>>().map(Some)
 }
 
 /// Runs `mcp-load-suite`.
@@ -439,20 +442,7 @@ fn idle(
     close: bool,
 ) -> anyhow::Result<IdleReport> {
     let server = launcher.start(kind)?;
-    let mut args = vec![
-        "--url".to_owned(),
-        server.url.clone(),
-        "--mode".to_owned(),
-        "idle".to_owned(),
-        "--sessions".to_owned(),
-        sessions.to_string(),
-        "--server-pid".to_owned(),
-        server.pid.to_string(),
-    ];
-    if close {
-        args.push("--close".to_owned());
-    }
-    let report: IdleReport = launcher.load(&args)?;
+    let report: IdleReport = launcher.load(&server.idle_args(sessions, close))?;
     eprintln!(
         "idle, {:<32} connections {}: {:.2} KiB/session ({} sessions, {} errors)",
         kind.label,

@@ -100,18 +100,7 @@ pub(crate) fn idle(
     let server = launcher.start(kind)?;
     let used_before = redis.info_number("memory", "used_memory")?;
     let keys_before = redis.dbsize()?;
-    let args = [
-        "--url".to_owned(),
-        server.url.clone(),
-        "--mode".to_owned(),
-        "idle".to_owned(),
-        "--sessions".to_owned(),
-        sessions.to_string(),
-        "--close".to_owned(),
-        "--server-pid".to_owned(),
-        server.pid.to_string(),
-    ];
-    let node: IdleReport = launcher.load(&args)?;
+    let node: IdleReport = launcher.load(&server.idle_args(sessions, true))?;
     let used_after = redis.info_number("memory", "used_memory")?;
     // Past the node's resume window (1 s), every key looked at once, so that Redis reclaims
     // the expired ones it has not swept yet.

@@ -532,6 +532,25 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// What `mcp-load --mode idle` is told to open `sessions` idle sessions on this server,
+    /// each session's connection closed once it is initialized when `close`.
+    pub(crate) fn idle_args(&self, sessions: usize, close: bool) -> Vec<String> {
+        let mut args = vec![
+            "--url".to_owned(),
+            self.url.clone(),
+            "--mode".to_owned(),
+            "idle".to_owned(),
+            "--sessions".to_owned(),
+            sessions.to_string(),
+            "--server-pid".to_owned(),
+            self.pid.to_string(),
+        ];
+        if close {
+            args.push("--close".to_owned());
+        }
+        args
+    }
+
     /// What `mcp-load` is told of this server's processes: `--server-pid` for each node,
     /// `--side-pid NAME=PID` for the others.
     pub(crate) fn pid_args(&self) -> Vec<String> {
