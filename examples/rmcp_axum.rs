@@ -15,9 +15,9 @@
 //! - `GET /healthz`: `ok`, without a token, for a load balancer's health check;
 //! - `/mcp`: MCP (both families of the protocol, sessions and 2026-07-28) for requests whose
 //!   `Authorization` is `Bearer $MCP_BEARER_TOKEN`; any other request gets 401 with
-//!   `WWW-Authenticate: Bearer`. A static shared token is all this example checks: real
-//!   authorization (OAuth 2.1 with protected resource metadata, as the MCP specification
-//!   describes it) is a separate piece of work, not shown here.
+//!   `WWW-Authenticate: Bearer`. A static shared token is all this example checks: for OAuth
+//!   2.1 with protected resource metadata, as the MCP specification describes it, put
+//!   `mcp-streamable-auth`'s guard in front instead (README, "Protected servers").
 //!
 //! The tools: `echo {text}` returns its text; `add {a, b}` returns the sum; `count {}` adds one
 //! to a counter shared by every session and returns it.
