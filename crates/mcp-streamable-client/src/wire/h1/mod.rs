@@ -11,14 +11,19 @@
 //!
 //! What it does not do, no request of the client needs: pipelining, upgrades,
 //! `Expect: 100-continue`, request bodies of unknown length. What a server may do, it handles:
-//! interim (1xx) answers, bodies framed by length, by chunks (extensions and trailers read
-//! and dropped) or by the close (over TLS, a close without `close_notify` is an error: it may be
-//! a cut, RFC 9112 section 9.8), `Connection: close`, HTTP/1.0 answers (never reused), heads up
-//! to [`MAX_HEAD`](head::MAX_HEAD) bytes.
+//! interim (1xx) answers, bodies framed by length, by chunks (extensions and trailers checked
+//! against RFC 9112's grammar, then dropped: [`line`]) or by the close (over TLS, a close
+//! without `close_notify` is an error: it may be a cut, RFC 9112 section 9.8),
+//! `Connection: close`, HTTP/1.0 answers (never reused), heads up to
+//! [`MAX_HEAD`](head::MAX_HEAD) bytes. The decoders are fuzzed against `httparse` and a reading
+//! of RFC 9112 (`fuzz`, `cargo xtask fuzz`).
 
 mod decode;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod head;
+mod line;
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
