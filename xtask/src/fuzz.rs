@@ -1,8 +1,12 @@
 //! `cargo xtask fuzz`: the differential fuzzers of `mcp-jsonrpc` (the body parser against a
-//! reference written from JSON-RPC 2.0 and RFC 8259) and `mcp-sse` (the scanner, in arbitrary
-//! chunks, against the WHATWG steps and its bound), for longer than `cargo test` runs them.
+//! reference written from JSON-RPC 2.0 and RFC 8259), `mcp-sse` (the scanner, in arbitrary
+//! chunks, against the WHATWG steps and its bound) and `mcp-streamable-client` (its HTTP/1.1
+//! response heads against `httparse` and RFC 9112's framing rules, its chunked bodies against a
+//! reading of RFC 9112 section 7.1, both in arbitrary reads), for longer than `cargo test` runs
+//! them.
 //!
-//! They are proptest harnesses, the `fuzz_` tests of each crate's `tests/it/fuzz.rs`, so they
+//! They are proptest harnesses, the `fuzz_` tests of `tests/it/fuzz.rs` in the first two crates
+//! and of the client's `src/wire/h1/fuzz` (unit tests, as the decoders are private), so they
 //! need only the stable toolchain; `cargo test` runs a short round of each, and this command
 //! the same tests with a bigger budget, in an optimised build that keeps overflow checks and
 //! debug assertions.
@@ -81,7 +85,8 @@ pub(crate) fn run(options: &Options) -> Result<()> {
     cmd::run(&mut command(options))
 }
 
-/// `cargo test --release` of the two crates' fuzz tests, with the budget in the environment.
+/// `cargo test --release` of the three crates' fuzz tests, integration and unit, with the
+/// budget in the environment.
 fn command(options: &Options) -> Command {
     let mut command = cmd::cargo(&[
         "test",
@@ -90,6 +95,9 @@ fn command(options: &Options) -> Command {
         "mcp-jsonrpc",
         "--package",
         "mcp-sse",
+        "--package",
+        "mcp-streamable-client",
+        "--lib",
         "--test",
         "it",
         "--",
@@ -157,8 +165,8 @@ mod tests {
         let line: Vec<_> = command.get_args().map(OsStr::to_string_lossy).collect();
         assert_eq!(
             line.join(" "),
-            "test --release --package mcp-jsonrpc --package mcp-sse --test it -- fuzz:: \
-             --nocapture"
+            "test --release --package mcp-jsonrpc --package mcp-sse --package \
+             mcp-streamable-client --lib --test it -- fuzz:: --nocapture"
         );
         let envs: Vec<(&OsStr, Option<&OsStr>)> = command.get_envs().collect();
         for (name, value) in [

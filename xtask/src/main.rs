@@ -14,8 +14,9 @@
 //!   (`conformance/`), pinned, against our server (`examples/conformance_server.rs`) and our
 //!   client (`examples/conformance_client.rs`); it prints the suite's totals and ends with
 //!   `N passed, N failed`.
-//! - `cargo xtask fuzz [--cases N | --seconds S]`: the differential fuzzers of `mcp-jsonrpc` and
-//!   `mcp-sse` (proptest, stable toolchain), longer than the short round `cargo test` runs:
+//! - `cargo xtask fuzz [--cases N | --seconds S]`: the differential fuzzers of `mcp-jsonrpc`,
+//!   `mcp-sse` and the client's HTTP/1.1 decoders (proptest, stable toolchain), longer than the
+//!   short round `cargo test` runs:
 //!   a minute per target by default, in an optimised build that keeps overflow checks.
 //! - `cargo xtask help`: the usage text.
 //!
@@ -70,7 +71,8 @@ commands:
                               `cargo xtask conformance sse` or `cargo xtask conformance client/`
   conformance --list          list the scenarios (server/NAME, client/NAME)
   fuzz [--cases N | --seconds S]
-                              run the differential fuzzers of mcp-jsonrpc and mcp-sse
+                              run the differential fuzzers of mcp-jsonrpc, mcp-sse
+                              and the client's HTTP/1.1 decoders
                               longer than `cargo test` does: N cases or S seconds per
                               target (default: --seconds 60)
   help                        print this text";

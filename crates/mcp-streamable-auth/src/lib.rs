@@ -102,8 +102,10 @@
 //!
 //! # Features
 //!
-//! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and
-//!   hyper-util's client (https through rustls) for the key set.
+//! - `jwt` (off by default): [`jwt::JwtVerifier`], with `jsonwebtoken` (pure-Rust crypto) and,
+//!   for the key set, `mcp-http-client`'s client (https through rustls, the stack the
+//!   workspace's clients share) or the application's own
+//!   ([`JwtVerifierBuilder::http_client`](jwt::JwtVerifierBuilder::http_client)).
 //! - `dpop` (off by default): [`dpop`], with `jsonwebtoken` (the proofs' keys), `ring` (their
 //!   signatures, checked on every request), `sha2`, `hmac` and `getrandom`; no HTTP client.
 //!

@@ -56,7 +56,7 @@ const DEFAULT_CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// about the endpoint's [`Family`]. Build one with [`Client::builder`].
 #[derive(Clone, Debug)]
 pub struct Client {
-    http: Arc<Http>,
+    pub(crate) http: Arc<Http>,
     discovery: Arc<Discovery>,
 }
 

@@ -91,13 +91,16 @@
 //!   bounds the attempts; the response comes back under the application's id). There is no
 //!   standalone GET, no `Last-Event-ID` and no DELETE for a connection without a session.
 //!
-//! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`). A plain `http` endpoint's
-//! connections are the crate's own HTTP/1.1 (heads parsed by `httparse`; bodies by length,
-//! chunks or the close; interim answers skipped; `Connection: close` honoured), driven by the
-//! tasks that send on them and read their answers, so that a reply that came whole is read
-//! without a task hop, and a connection is back in the pool as soon as its answer was read.
-//! `https` goes through hyper-util's pooled client and rustls (the default `rustls` feature),
-//! and negotiates HTTP/2 by ALPN where the server offers it. The transport logs through
+//! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`), opened by the shared
+//! stack of `mcp-http-client` (TCP, and for `https` rustls with the default `rustls` feature,
+//! offering HTTP/2 and HTTP/1.1 by ALPN). The endpoint's HTTP/1.1 connections, plain or over
+//! TLS, are the crate's own (heads parsed by `httparse`; bodies by length, chunks or the close;
+//! interim answers skipped; `Connection: close` honoured), driven by the tasks that send on
+//! them and read their answers, so that a reply that came whole is read without a task hop, and
+//! a connection is back in the pool as soon as its answer was read. An `https` endpoint whose
+//! first connection chose HTTP/2 by ALPN, an `http` one spoken to with HTTP/2 by prior
+//! knowledge, and other origins go through hyper-util's pooled client (the first HTTP/2
+//! connection handed to it, not opened twice). The transport logs through
 //! `tracing` (a `mcp.request{method,id}` span per send, `debug` for disconnects and
 //! reconnections, `warn` for misbehaving servers) and never installs a subscriber.
 //!
@@ -118,7 +121,8 @@
 //!    new id) as values.
 //! 5. `state`: what one connection shares, the session, the requests in flight, the inbox,
 //!    and what a client found out about its endpoint.
-//! 6. `wire`: the HTTP layer, one request on the wire, the pool, stale connections.
+//! 6. `wire`: the HTTP layer, one request on the wire, the pool, stale connections, which HTTP
+//!    an `https` endpoint chose.
 //! 7. `config`: the configuration every layer reads, and [`Family`].
 //! 8. `shape`, `headers`, `reconnect`, `auth`: the shaping of per-request messages, header
 //!    values, the reconnection policy, authorization.
@@ -133,7 +137,8 @@
 //! # Features
 //!
 //! - `rustls` (default): `https` through rustls with the ring provider, trusting the
-//!   platform's roots, or the webpki roots where the platform has none.
+//!   platform's roots, or the webpki roots where the platform has none
+//!   ([`ClientBuilder::tls_config`] for others).
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod auth;

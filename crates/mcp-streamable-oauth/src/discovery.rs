@@ -7,7 +7,7 @@ use url::Url;
 
 use crate::challenge::Challenge;
 use crate::error::{Error, ErrorKind};
-use crate::http::{HttpClient, check_secure};
+use crate::http::{Http, check_secure};
 use crate::metadata::{ResourceMetadata, ServerMetadata};
 
 /// What discovery found for a resource.
@@ -94,7 +94,7 @@ pub(crate) fn canonical(server: &Url) -> String {
 
 /// Runs discovery for `server`, from the challenge of its 401 if there was one.
 pub(crate) async fn discover(
-    http: &HttpClient,
+    http: &Http,
     server: &Url,
     challenge: &Challenge,
 ) -> Result<Discovered, Error> {
@@ -134,7 +134,7 @@ pub(crate) async fn discover(
 }
 
 async fn fetch_resource_metadata(
-    http: &HttpClient,
+    http: &Http,
     server: &Url,
     challenge: &Challenge,
 ) -> Result<Option<ResourceMetadata>, Error> {
@@ -162,7 +162,7 @@ async fn fetch_resource_metadata(
 /// The first metadata document found for `issuer`; its `issuer` must be the one asked for
 /// (RFC 8414, section 3.3), compared as strings, without normalization.
 async fn fetch_server_metadata(
-    http: &HttpClient,
+    http: &Http,
     issuer: &str,
     issuer_url: &Url,
 ) -> Result<Option<ServerMetadata>, Error> {

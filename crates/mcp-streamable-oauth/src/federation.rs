@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::discovery::Discovered;
 use crate::error::{BoxError, Error, ErrorKind};
 use crate::grant::Grant;
-use crate::http::HttpClient;
+use crate::http::Http;
 use crate::metadata::ServerMetadata;
 use crate::registration::Registration;
 use crate::secret::Secret;
@@ -101,7 +101,7 @@ impl IdentityProvider {
     /// An ID-JAG for the authorization server and resource `discovered` names.
     async fn exchange(
         &self,
-        http: &HttpClient,
+        http: &Http,
         discovered: &Discovered,
         scope: Option<&str>,
     ) -> Result<Secret, Error> {

@@ -7,7 +7,7 @@ use url::Url;
 use crate::discovery::Discovered;
 use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
-use crate::http::{HttpClient, check_secure};
+use crate::http::{Http, check_secure};
 use crate::interaction::Interaction;
 use crate::pkce::{Pkce, random_token};
 use crate::registration::{PrivateKeyJwt, Registration};
@@ -15,7 +15,7 @@ use crate::token::{TokenRequest, Tokens};
 
 /// What every grant needs: the client, where it asks, and for what.
 pub(crate) struct Grant<'a> {
-    pub(crate) http: &'a HttpClient,
+    pub(crate) http: &'a Http,
     pub(crate) discovered: &'a Discovered,
     pub(crate) registration: &'a Registration,
     pub(crate) key: Option<&'a PrivateKeyJwt>,
@@ -178,13 +178,17 @@ mod tests {
         }
     }
 
-    fn check(discovered: &Discovered, query: &str) -> Result<String, ErrorKind> {
-        let http = HttpClient::new(
+    /// An HTTP side that these tests never use to send.
+    fn offline() -> Http {
+        let client = mcp_http_client::Client::builder().https(false).build();
+        Http::new(
+            std::sync::Arc::new(client.unwrap()),
             std::time::Duration::from_secs(1),
-            #[cfg(feature = "rustls")]
-            None,
         )
-        .unwrap();
+    }
+
+    fn check(discovered: &Discovered, query: &str) -> Result<String, ErrorKind> {
+        let http = offline();
         let registration = Registration::new("c");
         let grant = Grant {
             http: &http,
@@ -235,12 +239,7 @@ mod tests {
 
     #[test]
     fn the_authorization_url_carries_pkce_state_resource_and_scope() {
-        let http = HttpClient::new(
-            std::time::Duration::from_secs(1),
-            #[cfg(feature = "rustls")]
-            None,
-        )
-        .unwrap();
+        let http = offline();
         let registration = Registration::new("client 1");
         let discovered = discovered(false);
         let grant = Grant {

@@ -1,15 +1,14 @@
-//! The requests to the resource's and the authorization server's endpoints: hyper-util's
-//! pooled client (the stack the transport uses), JSON in, form or JSON out, bodies capped.
+//! The requests to the resource's and the authorization server's endpoints, through the
+//! provider's [`HttpClient`] (`mcp-http-client`'s `Client` unless the application gives its
+//! own): JSON in, form or JSON out, bodies capped, every exchange bounded in time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{HeaderMap, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use mcp_http_client::HttpClient;
 use serde::de::DeserializeOwned;
 use url::Url;
 
@@ -17,11 +16,6 @@ use crate::error::{Error, ErrorKind};
 
 /// The most a metadata document or token answer may weigh: real ones are a few KiB.
 pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024;
-
-#[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-#[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector;
 
 /// An answer: status, headers and body (redirects are never followed).
 #[derive(Debug)]
@@ -38,43 +32,45 @@ impl Answer {
     }
 }
 
-/// The HTTP client of the OAuth provider.
+/// The HTTP side of the OAuth provider.
 #[derive(Clone, Debug)]
-pub(crate) struct HttpClient {
-    client: Client<Connector, Full<Bytes>>,
+pub(crate) struct Http {
+    client: Arc<dyn HttpClient>,
     timeout: Duration,
 }
 
-impl HttpClient {
-    /// A client whose requests each take at most `timeout`; `https` trusts `tls` when given, else
-    /// the platform's roots (or the webpki roots where the platform has none).
-    pub(crate) fn new(
+impl Http {
+    /// Requests through `client`, each taking at most `timeout` whatever the client's own bound.
+    pub(crate) fn new(client: Arc<dyn HttpClient>, timeout: Duration) -> Http {
+        Http { client, timeout }
+    }
+
+    /// The default client: `mcp-http-client`'s, bounded by `timeout` and [`MAX_BODY_BYTES`];
+    /// `https` trusts `tls` when given, else the platform's roots (or the webpki roots where
+    /// the platform has none).
+    pub(crate) fn default_client(
         timeout: Duration,
         #[cfg(feature = "rustls")] tls: Option<rustls::ClientConfig>,
-    ) -> Result<HttpClient, Error> {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(timeout));
+    ) -> Result<Arc<dyn HttpClient>, Error> {
+        let builder = mcp_http_client::Client::builder()
+            .timeout(timeout)
+            .max_body_bytes(MAX_BODY_BYTES);
         #[cfg(feature = "rustls")]
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(match tls {
-                Some(tls) => tls,
-                None => tls::config()?,
-            })
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        #[cfg(not(feature = "rustls"))]
-        let connector = http;
-        let client = Client::builder(TokioExecutor::new()).build(connector);
-        Ok(HttpClient { client, timeout })
+        let builder = match tls {
+            Some(tls) => builder.tls_config(tls),
+            None => builder,
+        };
+        let client = builder
+            .build()
+            .map_err(|e| Error::new(ErrorKind::Config).with(e))?;
+        Ok(Arc::new(client))
     }
 
     /// GET, accepting JSON.
     pub(crate) async fn get(&self, url: &Url) -> Result<Answer, Error> {
         let request = Request::get(url.as_str())
             .header(ACCEPT, "application/json")
-            .body(Full::default());
+            .body(Bytes::new());
         self.send(request).await
     }
 
@@ -95,7 +91,7 @@ impl HttpClient {
         for (name, value) in headers {
             request = request.header(name, value);
         }
-        self.send(request.body(Full::new(Bytes::from(body)))).await
+        self.send(request.body(Bytes::from(body))).await
     }
 
     /// POST a JSON document.
@@ -107,34 +103,28 @@ impl HttpClient {
         let request = Request::post(url.as_str())
             .header(ACCEPT, "application/json")
             .header(CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(json.to_string())));
+            .body(Bytes::from(json.to_string()));
         self.send(request).await
     }
 
-    async fn send(&self, request: http::Result<Request<Full<Bytes>>>) -> Result<Answer, Error> {
+    async fn send(&self, request: http::Result<Request<Bytes>>) -> Result<Answer, Error> {
         let request = request.map_err(|e| Error::new(ErrorKind::Config).with(e))?;
-        let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| Error::new(ErrorKind::Http).with(e))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = Limited::new(response.into_body(), MAX_BODY_BYTES)
-                .collect()
-                .await
-                .map_err(|e| Error::new(ErrorKind::Http).with(e))?
-                .to_bytes();
-            Ok(Answer {
-                status,
-                headers,
-                body,
-            })
-        };
-        tokio::time::timeout(self.timeout, exchange)
+        let exchange = self.client.send(request);
+        let response = tokio::time::timeout(self.timeout, exchange)
             .await
-            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Http).detail("timed out")))
+            .unwrap_or_else(|_| Err(mcp_http_client::Error::timeout()))
+            .map_err(|e| Error::new(ErrorKind::Http).with(e))?;
+        let (parts, body) = response.into_parts();
+        // The bound holds whatever client the application gave.
+        if body.len() > MAX_BODY_BYTES {
+            let e = mcp_http_client::Error::body_too_large(MAX_BODY_BYTES);
+            return Err(Error::new(ErrorKind::Http).with(e));
+        }
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
     }
 }
 
@@ -152,30 +142,6 @@ pub(crate) fn check_secure(url: &Url) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::new(ErrorKind::Config).detail(format!("not https: {url}")))
-    }
-}
-
-#[cfg(feature = "rustls")]
-mod tls {
-    use crate::error::{Error, ErrorKind};
-
-    /// The platform's roots, or the webpki roots where the platform has none.
-    pub(super) fn config() -> Result<rustls::ClientConfig, Error> {
-        use hyper_rustls::ConfigBuilderExt;
-
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let builder = || {
-            rustls::ClientConfig::builder_with_provider(provider.clone())
-                .with_safe_default_protocol_versions()
-                .map_err(|e| Error::new(ErrorKind::Config).with(e))
-        };
-        match builder()?.with_native_roots() {
-            Ok(native) => Ok(native.with_no_client_auth()),
-            Err(e) => {
-                tracing::debug!(error = %e, "no platform roots; trusting the webpki roots");
-                Ok(builder()?.with_webpki_roots().with_no_client_auth())
-            }
-        }
     }
 }
 

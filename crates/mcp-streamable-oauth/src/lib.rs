@@ -70,8 +70,10 @@
 //! and registration requests would have been its, behind an adapter to our hyper client. So the
 //! crate uses `url` for URLs and forms, `sha2` and `base64` for PKCE, `getrandom` for
 //! verifiers and `state`, `jsonwebtoken` for client assertions and DPoP proofs, `p256` to make
-//! DPoP keys, and writes the few form posts itself over hyper-util's client, the stack the
-//! transport already uses (no reqwest).
+//! DPoP keys, and writes the few form posts itself. Like `oauth2`, it takes its HTTP client
+//! as a parameter ([`OAuthBuilder::http_client`], an `mcp_http_client::HttpClient`): by
+//! default `mcp-http-client`'s, the stack the transport uses (no reqwest), each request bounded
+//! by [`OAuthBuilder::http_timeout`] and 256 KiB.
 //!
 //! # How it is built
 //!
@@ -86,7 +88,7 @@
 //! 4. `token`: the token endpoint, its client authentication and DPoP proof.
 //! 5. `registration`: the client's identity.
 //! 6. `challenge`, `metadata`, `pkce`, `http`, `dpop`: `WWW-Authenticate`, the metadata
-//!    documents, PKCE, the HTTP client, DPoP keys and proofs.
+//!    documents, PKCE, the requests through the HTTP client, DPoP keys and proofs.
 //! 7. `secret`, `error`.
 #![deny(missing_docs, missing_debug_implementations)]
 

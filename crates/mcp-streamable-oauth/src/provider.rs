@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use http::HeaderValue;
+use mcp_http_client::HttpClient;
 use mcp_streamable_client::{AuthContext, AuthFuture, AuthProvider, BoxError, ProofContext};
 use tokio::sync::Mutex;
 use url::Url;
@@ -18,7 +19,7 @@ use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
 use crate::federation::{Assertion, IdentityProvider};
 use crate::grant::Grant;
-use crate::http::HttpClient;
+use crate::http::Http;
 use crate::interaction::Interaction;
 use crate::registration::{ClientIdentity, PrivateKeyJwt, Registration};
 use crate::scope;
@@ -113,7 +114,7 @@ struct Inner {
     /// lock, which an authorization may hold for minutes.
     bound: RwLock<Option<DpopKey>>,
     store: Arc<dyn TokenStore>,
-    http: HttpClient,
+    http: Http,
     refresh_margin: Duration,
     max_step_ups: u32,
     state: Mutex<State>,
@@ -145,6 +146,7 @@ impl OAuth {
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             max_step_ups: DEFAULT_MAX_STEP_UPS,
             http_timeout: DEFAULT_HTTP_TIMEOUT,
+            http_client: None,
             #[cfg(feature = "rustls")]
             tls: None,
         }
@@ -501,6 +503,7 @@ pub struct OAuthBuilder {
     refresh_margin: Duration,
     max_step_ups: u32,
     http_timeout: Duration,
+    http_client: Option<Arc<dyn HttpClient>>,
     #[cfg(feature = "rustls")]
     tls: Option<rustls::ClientConfig>,
 }
@@ -646,10 +649,35 @@ impl OAuthBuilder {
 
     /// Trusts this TLS configuration for `https` to the authorization server (its roots, a
     /// private CA's say) instead of the default (the platform's roots, or the webpki roots
-    /// where the platform has none). ALPN is set by the provider.
+    /// where the platform has none). ALPN is set by the provider. Unused when an
+    /// [`http_client`](Self::http_client) is given.
     #[cfg(feature = "rustls")]
     pub fn tls_config(mut self, config: rustls::ClientConfig) -> Self {
         self.tls = Some(config);
+        self
+    }
+
+    /// Sends the provider's requests (metadata, registration, tokens) through `client` instead
+    /// of `mcp-http-client`'s default one: the application's own (a proxy's, one it shares
+    /// with a JWT verifier), or a fake in tests. Each request still takes at most the
+    /// [`http_timeout`](Self::http_timeout), and an answer over 256 KiB is refused.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use mcp_http_client::HttpClient;
+    /// use mcp_streamable_oauth::{OAuth, Registration};
+    ///
+    /// let shared: Arc<dyn HttpClient> = Arc::new(mcp_http_client::Client::builder().build()?);
+    /// let oauth = OAuth::builder("https://mcp.example.com/mcp")
+    ///     .client_credentials()
+    ///     .preregistered(Registration::with_secret("machine", "s3cret"), None)
+    ///     .http_client(shared.clone())
+    ///     .build()?;
+    /// # drop(oauth);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn http_client(mut self, client: impl HttpClient + 'static) -> Self {
+        self.http_client = Some(Arc::new(client));
         self
     }
 
@@ -661,6 +689,14 @@ impl OAuthBuilder {
             .ok_or_else(|| Error::new(ErrorKind::Config).detail("no grant chosen"))?;
         let mut identity = self.identity;
         identity.grant_types = flow.grant_types();
+        let client = match self.http_client {
+            Some(client) => client,
+            None => Http::default_client(
+                self.http_timeout,
+                #[cfg(feature = "rustls")]
+                self.tls,
+            )?,
+        };
         Ok(OAuth {
             inner: Arc::new(Inner {
                 key: canonical(&server),
@@ -671,11 +707,7 @@ impl OAuthBuilder {
                 dpop: self.dpop,
                 bound: RwLock::new(None),
                 store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
-                http: HttpClient::new(
-                    self.http_timeout,
-                    #[cfg(feature = "rustls")]
-                    self.tls,
-                )?,
+                http: Http::new(client, self.http_timeout),
                 refresh_margin: self.refresh_margin,
                 max_step_ups: self.max_step_ups,
                 state: Mutex::new(State::default()),

@@ -11,7 +11,7 @@ use serde_json::json;
 use url::Url;
 
 use crate::error::{Error, ErrorKind};
-use crate::http::{HttpClient, check_secure};
+use crate::http::{Http, check_secure};
 use crate::metadata::ServerMetadata;
 use crate::secret::Secret;
 
@@ -138,7 +138,7 @@ impl ClientIdentity {
     /// Registers the client (RFC 7591) with the redirect URI given.
     pub(crate) async fn register(
         &self,
-        http: &HttpClient,
+        http: &Http,
         server: &ServerMetadata,
         redirect_uri: Option<&str>,
     ) -> Result<Registration, Error> {

@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::dpop::DpopKey;
 use crate::error::{Error, ErrorKind};
-use crate::http::{Answer, HttpClient, check_secure};
+use crate::http::{Answer, Http, check_secure};
 use crate::metadata::ServerMetadata;
 use crate::pkce::random_token;
 use crate::registration::{PrivateKeyJwt, Registration};
@@ -141,7 +141,7 @@ impl Method {
 
 /// A token request: the grant's own parameters; the client's authentication is added here.
 pub(crate) struct TokenRequest<'a> {
-    pub(crate) http: &'a HttpClient,
+    pub(crate) http: &'a Http,
     pub(crate) server: &'a ServerMetadata,
     pub(crate) registration: &'a Registration,
     pub(crate) key: Option<&'a PrivateKeyJwt>,

@@ -1,18 +1,14 @@
 //! The key set: fetched over HTTP, parsed into verification keys, nothing else.
 
-use std::{future::Future, pin::Pin, time::Duration};
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use http::{Request, StatusCode, Uri, header};
-use http_body_util::{BodyExt, Empty, LengthLimitError, Limited};
-use hyper_util::{
-    client::legacy::{Client, connect::HttpConnector},
-    rt::TokioExecutor,
-};
 use jsonwebtoken::{
     Algorithm, DecodingKey, Validation,
     jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse},
 };
+use mcp_http_client::HttpClient;
 use serde_json::value::RawValue;
 
 use crate::{error::ConfigError, error::JwksError, error::JwksErrorKind};
@@ -31,31 +27,37 @@ pub(super) trait Fetch: Send + Sync {
     fn fetch(&self) -> Pin<Box<dyn Future<Output = Result<Bytes, JwksError>> + Send + '_>>;
 }
 
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
-
-/// Fetches the JWKS document with hyper-util's client: one GET, bounded in time and size.
+/// Fetches the JWKS document through an [`HttpClient`]: one GET, bounded in time and size.
 pub(super) struct HttpFetch {
     url: Uri,
-    client: Client<Connector, Empty<Bytes>>,
+    client: Arc<dyn HttpClient>,
     timeout: Duration,
     max_bytes: usize,
 }
 
 impl HttpFetch {
-    pub(super) fn new(url: Uri, timeout: Duration, max_bytes: usize) -> Result<Self, ConfigError> {
-        let https = url.scheme_str() == Some("https");
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(timeout));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls_config(https)?)
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        // A fetch every few minutes at most: a pooled connection would only sit idle.
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .build(connector);
+    /// Through `client`, or `mcp-http-client`'s default one, bounded by `timeout` and
+    /// `max_bytes`, without keeping connections (a fetch every few minutes at most: a pooled
+    /// connection would only sit idle) and reading the platform's roots only for an `https`
+    /// URL.
+    pub(super) fn new(
+        url: Uri,
+        client: Option<Arc<dyn HttpClient>>,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<Self, ConfigError> {
+        let client = match client {
+            Some(client) => client,
+            None => Arc::new(
+                mcp_http_client::Client::builder()
+                    .timeout(timeout)
+                    .max_body_bytes(max_bytes)
+                    .keep_alive(false)
+                    .https(url.scheme_str() == Some("https"))
+                    .build()
+                    .map_err(|_| ConfigError::Tls)?,
+            ),
+        };
         Ok(HttpFetch {
             url,
             client,
@@ -67,29 +69,27 @@ impl HttpFetch {
     async fn get(&self) -> Result<Bytes, JwksError> {
         let request = Request::get(self.url.clone())
             .header(header::ACCEPT, "application/json")
-            .body(Empty::new())
+            .body(Bytes::new())
             .map_err(|e| JwksError::new(JwksErrorKind::Request).with_source(e))?;
-        let response = self
-            .client
-            .request(request)
-            .await
-            .map_err(|e| JwksError::new(JwksErrorKind::Request).with_source(e))?;
+        let response = self.client.send(request).await.map_err(|e| {
+            let kind = if e.is_timeout() {
+                JwksErrorKind::Timeout
+            } else if e.is_body_too_large() {
+                JwksErrorKind::TooLarge
+            } else {
+                JwksErrorKind::Request
+            };
+            JwksError::new(kind).with_source(e)
+        })?;
         if response.status() != StatusCode::OK {
             let status = response.status().as_u16();
             return Err(JwksError::new(JwksErrorKind::Status { status }));
         }
-        let body = Limited::new(response.into_body(), self.max_bytes)
-            .collect()
-            .await
-            .map_err(|e| {
-                let kind = if e.is::<LengthLimitError>() {
-                    JwksErrorKind::TooLarge
-                } else {
-                    JwksErrorKind::Request
-                };
-                JwksError::new(kind).with_source(e)
-            })?;
-        Ok(body.to_bytes())
+        // The bound holds whatever client the application gave.
+        if response.body().len() > self.max_bytes {
+            return Err(JwksError::new(JwksErrorKind::TooLarge));
+        }
+        Ok(response.into_body())
     }
 }
 
@@ -100,31 +100,6 @@ impl Fetch for HttpFetch {
                 .await
                 .unwrap_or_else(|_| Err(JwksError::new(JwksErrorKind::Timeout)))
         })
-    }
-}
-
-/// The platform's roots, or the webpki roots where the platform has none; none at all for a
-/// plain `http` (loopback) URL, which never uses them.
-fn tls_config(https: bool) -> Result<rustls::ClientConfig, ConfigError> {
-    use hyper_rustls::ConfigBuilderExt;
-
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let builder = || {
-        rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|_| ConfigError::Tls)
-    };
-    if !https {
-        return Ok(builder()?
-            .with_root_certificates(rustls::RootCertStore::empty())
-            .with_no_client_auth());
-    }
-    match builder()?.with_native_roots() {
-        Ok(native) => Ok(native.with_no_client_auth()),
-        Err(e) => {
-            tracing::debug!(error = %e, "no platform roots; trusting the webpki roots");
-            Ok(builder()?.with_webpki_roots().with_no_client_auth())
-        }
     }
 }
 

@@ -14,6 +14,7 @@ use std::{
 };
 
 use jsonwebtoken::{Algorithm, Validation, errors::ErrorKind};
+use mcp_http_client::HttpClient;
 use serde::Deserialize;
 use tokio::time::Instant;
 
@@ -133,6 +134,7 @@ pub struct JwtVerifierBuilder {
     max_key_age: Duration,
     max_keys: usize,
     max_document_bytes: usize,
+    http_client: Option<Arc<dyn HttpClient>>,
 }
 
 impl JwtVerifierBuilder {
@@ -179,6 +181,15 @@ impl JwtVerifierBuilder {
         self
     }
 
+    /// Fetches the key set through `client` instead of `mcp-http-client`'s default one (the
+    /// application's own: a proxy's, one it shares with other crates). The fetch still takes
+    /// at most the [`fetch_timeout`](Self::fetch_timeout), and a document over
+    /// [`max_document_bytes`](Self::max_document_bytes) is refused.
+    pub fn http_client(mut self, client: impl HttpClient + 'static) -> JwtVerifierBuilder {
+        self.http_client = Some(Arc::new(client));
+        self
+    }
+
     /// Checks the JWKS URL (https, or http to the loopback only) and builds the verifier. No
     /// request is made yet.
     pub fn build(self) -> Result<JwtVerifier, ConfigError> {
@@ -192,7 +203,8 @@ impl JwtVerifierBuilder {
         if url.scheme_str() != Some("https") && !is_loopback(url.host().unwrap_or_default()) {
             return Err(ConfigError::InsecureJwksUrl);
         }
-        let fetch = HttpFetch::new(url, self.fetch_timeout, self.max_document_bytes)?;
+        let client = self.http_client.clone();
+        let fetch = HttpFetch::new(url, client, self.fetch_timeout, self.max_document_bytes)?;
         Ok(self.with_fetch(Box::new(fetch)))
     }
 
@@ -244,6 +256,7 @@ impl JwtVerifier {
             max_key_age: DEFAULT_MAX_KEY_AGE,
             max_keys: DEFAULT_MAX_KEYS,
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
+            http_client: None,
         }
     }
 

@@ -489,3 +489,44 @@ async fn through_the_guard_and_the_layer() {
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(body, "alice");
 }
+
+/// Serves the key set from memory, counting the requests: an application's own client.
+#[derive(Debug)]
+struct Canned {
+    document: String,
+    sent: AtomicUsize,
+}
+
+impl mcp_http_client::HttpClient for Canned {
+    fn send(&self, request: Request<Bytes>) -> mcp_http_client::ResponseFuture<'_> {
+        assert_eq!(request.uri(), "https://auth.example.com/jwks.json");
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        let body = Bytes::from(self.document.clone());
+        Box::pin(async move { Ok(Response::new(body)) })
+    }
+}
+
+#[tokio::test]
+async fn the_key_set_is_fetched_through_the_client_given_and_held_to_the_bound() {
+    let canned = Arc::new(Canned {
+        document: key_set(&["rsa1", "ec1"]),
+        sent: AtomicUsize::new(0),
+    });
+    let url = format!("{ISSUER}/jwks.json");
+    let verifier = JwtVerifier::builder(ISSUER, &url, RESOURCE)
+        .http_client(canned.clone())
+        .build()
+        .unwrap();
+    assert_eq!(verifier.refresh().await.unwrap(), 2);
+    let token = sign(Algorithm::RS256, "rsa1", &claims());
+    verifier.verify(&token).await.unwrap();
+    assert_eq!(canned.sent.load(Ordering::SeqCst), 1);
+
+    let small = JwtVerifier::builder(ISSUER, &url, RESOURCE)
+        .http_client(canned)
+        .max_document_bytes(64)
+        .build()
+        .unwrap();
+    let error = small.refresh().await.unwrap_err();
+    assert_eq!(error.kind(), JwksErrorKind::TooLarge);
+}

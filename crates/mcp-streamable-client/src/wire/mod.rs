@@ -1,18 +1,24 @@
 //! The HTTP layer: the connection pools, building requests, authorization and status checks,
 //! and sending again a request that met a stale keep-alive connection.
 //!
-//! Plain HTTP/1.1 requests to the configured endpoint go through [`Pool`], whose connections
-//! (the client's own, [`h1`]) are driven by the tasks that use them; everything else (`https`, which may negotiate
-//! HTTP/2, HTTP/2 by prior knowledge, another origin) through hyper-util's pooled client.
+//! HTTP/1.1 requests to the configured endpoint, plain or over TLS, go through [`Pool`], whose
+//! connections (the client's own, [`h1`]) are driven by the tasks that use them; everything
+//! else (an `https` endpoint that chose HTTP/2 by ALPN, HTTP/2 by prior knowledge, another
+//! origin) through hyper-util's pooled client. Both open their connections with the shared
+//! stack's `Connector` (`mcp-http-client`): one TCP and TLS setup.
 
 mod body;
 mod call;
 mod h1;
+mod negotiation;
 mod pool;
 mod proof;
 mod stale;
+#[cfg(all(test, feature = "rustls"))]
+mod tests;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,8 +29,8 @@ use http::header::{
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as PooledClient;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use mcp_http_client::Connector;
 
 use mcp_streamable_protocol::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
@@ -36,17 +42,13 @@ use crate::error::{ERROR_BODY_PREFIX, Error, Kind};
 use crate::headers::JSON;
 use crate::shape::{self, MetaHeaders};
 use mcp_streamable_protocol::headers::DPOP;
+use negotiation::Negotiation;
 use pool::Pool;
 use proof::{Credentials, Nonce};
 use stale::Counting;
 
 pub(crate) use body::{Body, BodyError};
 pub(crate) use call::{Call, NO_SESSION, SessionHeaders};
-
-#[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<Counting>;
-#[cfg(not(feature = "rustls"))]
-type Connector = Counting;
 
 /// How long reading the body of an error answer may take at most, whatever is left of the
 /// request timeout: the body is a courtesy, the status is the answer.
@@ -85,16 +87,15 @@ const TCP_KEEPALIVE_RETRIES: u32 = 3;
 
 /// The connection pools and the configuration they serve.
 pub(crate) struct Http {
-    /// Plain HTTP/1.1 connections to the configured endpoint's origin, when it is `http` and
-    /// not HTTP/2 by prior knowledge.
+    /// HTTP/1.1 connections to the configured endpoint's origin, unless it is HTTP/2 by prior
+    /// knowledge.
     pool: Option<Pool>,
     /// hyper-util's pooled client, for the rest.
-    client: PooledClient<Connector, Full<Bytes>>,
+    client: PooledClient<Counting, Full<Bytes>>,
     /// The same, without a pool: every request gets a connection of its own. A request that met
     /// a stale pooled connection is sent again through it.
-    fresh: PooledClient<Connector, Full<Bytes>>,
-    /// The `Host` header of every HTTP/1.1 request, made once: hyper-util would format it
-    /// anew for each request to a URL with a port.
+    fresh: PooledClient<Counting, Full<Bytes>>,
+    /// The `Host` header of the [`Pool`]'s requests, made once.
     host: Option<HeaderValue>,
     /// The server's last DPoP nonce, for the auth provider's proofs.
     nonce: Nonce,
@@ -114,36 +115,33 @@ impl Http {
         config: Config,
         #[cfg(feature = "rustls")] tls: Option<rustls::ClientConfig>,
     ) -> Result<Http, Error> {
-        let mut http = HttpConnector::new();
-        http.set_nodelay(true);
-        http.set_keepalive(Some(TCP_KEEPALIVE));
-        http.set_keepalive_interval(Some(TCP_KEEPALIVE_INTERVAL));
-        http.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
-        http.set_connect_timeout(Some(config.connect_timeout));
-        http.enforce_http(false);
-        let pool = (config.url.scheme_str() == Some("http") && !config.http2_prior_knowledge)
-            .then(|| Pool::new(http.clone(), config.url.clone()));
+        let connector = Connector::new(config.connect_timeout).tcp_keepalive(
+            TCP_KEEPALIVE,
+            TCP_KEEPALIVE_INTERVAL,
+            TCP_KEEPALIVE_RETRIES,
+        );
+        // The platform's roots are read only where `https` may be spoken.
         #[cfg(feature = "rustls")]
-        let connector = {
-            let tls = match tls {
-                Some(tls) => tls,
-                None => tls::default_config(config.url.scheme_str() == Some("https"))?,
-            };
-            hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config(tls)
-                .https_or_http()
-                .enable_all_versions()
-                .wrap_connector(Counting(http))
+        let connector = match config.url.scheme_str() == Some("https") || tls.is_some() {
+            true => connector
+                .https(tls)
+                .map_err(|e| Error::new(Kind::Builder).with(e))?,
+            false => connector,
         };
-        #[cfg(not(feature = "rustls"))]
-        let connector = Counting(http);
+        let negotiation = Arc::new(Negotiation::new(&config.url));
+        let pool = (!config.http2_prior_knowledge)
+            .then(|| Pool::new(connector.clone(), config.url.clone(), negotiation.clone()));
+        let counting = Counting {
+            connector,
+            negotiation,
+        };
         let mut builder = PooledClient::builder(TokioExecutor::new());
         builder
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .http2_only(config.http2_prior_knowledge);
-        let client = builder.build(connector.clone());
-        let fresh = builder.pool_max_idle_per_host(0).build(connector);
+        let client = builder.build(counting.clone());
+        let fresh = builder.pool_max_idle_per_host(0).build(counting);
         Ok(Http {
             pool,
             client,
@@ -237,8 +235,9 @@ impl Http {
         if let Some(pool) = self.pool.as_ref().filter(|_| self.pools(call.uri)) {
             let head = |out: &mut Vec<u8>| self.write_head(call, credentials, out);
             let body = call.body.as_ref();
-            let (parts, body) = pool.send(&head, body).await?;
-            return Ok(Response::from_parts(parts, Body::pooled(body)));
+            if let Some((parts, body)) = pool.send(&head, body).await? {
+                return Ok(Response::from_parts(parts, Body::pooled(body)));
+            }
         }
         // Boxed: its state would enlarge every request's.
         Box::pin(self.send_through_client(call, credentials)).await
@@ -265,9 +264,9 @@ impl Http {
     }
 
     /// Whether a request to `uri` goes through [`Pool`]: it has the configured endpoint's
-    /// origin.
+    /// origin, which speaks HTTP/1.1 (or has not said yet).
     fn pools(&self, uri: &Uri) -> bool {
-        self.same_origin(uri)
+        self.same_origin(uri) && self.pool.as_ref().is_some_and(Pool::speaks_http1)
     }
 
     /// Whether `uri` has the configured endpoint's origin; at once when it is the configured
@@ -339,7 +338,8 @@ impl Http {
         *request.method_mut() = call.method.clone();
         *request.uri_mut() = call.uri.clone();
         let headers = request.headers_mut();
-        self.each_header(call, credentials, |name, value| {
+        // hyper-util writes the `Host` of HTTP/1.1 itself, and HTTP/2 has none.
+        self.each_header(call, credentials, None, |name, value| {
             headers.append(name, value.clone());
         });
         request
@@ -351,22 +351,23 @@ impl Http {
     fn write_head(&self, call: &Call<'_>, credentials: &Credentials, out: &mut Vec<u8>) {
         let target = call.uri.path_and_query().map_or("/", |p| p.as_str());
         h1::write_request_line(&call.method, target, out);
-        self.each_header(call, credentials, |name, value| {
+        let host = self.host.as_ref();
+        self.each_header(call, credentials, host, |name, value| {
             h1::write_field(&name, value, out)
         });
         h1::write_end(call.body.as_ref().map(Bytes::len), out);
     }
 
-    /// Hands `each` the headers of the request `call` describes, each name once: `Host`, the
-    /// configured headers but those the transport sets itself on this request (and the
-    /// framing ones, never), and the transport's own (C1, C9, M7).
+    /// Hands `each` the headers of the request `call` describes, each name once: `host` when
+    /// given, the configured headers but those the transport sets itself on this request (and
+    /// the framing ones, never), and the transport's own (C1, C9, M7).
     fn each_header(
         &self,
         call: &Call<'_>,
         credentials: &Credentials,
+        host: Option<&HeaderValue>,
         mut each: impl FnMut(HeaderName, &HeaderValue),
     ) {
-        let host = self.host.as_ref().filter(|_| self.same_origin(call.uri));
         let version = call
             .meta
             .map(|m| &m.version)
@@ -406,17 +407,17 @@ impl Http {
 /// [`JSON`], as a static to lend.
 static CONTENT_TYPE_JSON: HeaderValue = JSON;
 
-/// The `Host` header of the requests to the configured URL, as hyper-util writes it (the port
-/// only when it is not the scheme's default); `None` where the connection may speak HTTP/2
-/// (`https`, which negotiates it, or prior knowledge), whose requests carry no `Host`.
+/// The `Host` header of the [`Pool`]'s requests, as hyper-util writes it: the port only when
+/// it is not the scheme's default.
 fn host_header(config: &Config) -> Option<HeaderValue> {
     let url = &config.url;
-    if url.scheme_str() != Some("http") || config.http2_prior_knowledge {
-        return None;
-    }
     let host = url.host()?;
+    let default = match url.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    };
     let value = match url.port_u16() {
-        Some(port) if port != 80 => format!("{host}:{port}"),
+        Some(port) if port != default => format!("{host}:{port}"),
         _ => host.to_owned(),
     };
     HeaderValue::from_str(&value).ok()
@@ -455,38 +456,6 @@ pub(crate) fn error_text(body: &[u8]) -> String {
         Err(_) => String::from_utf8_lossy(buf).into_owned(),
     };
     text.trim().to_owned()
-}
-
-#[cfg(feature = "rustls")]
-mod tls {
-    use std::sync::Arc;
-
-    use hyper_rustls::ConfigBuilderExt;
-
-    use crate::error::{Error, Kind};
-
-    /// The platform's roots, or the webpki roots where the platform has none. Roots are loaded
-    /// only for `https` URLs: a plain `http` client never uses them.
-    pub(super) fn default_config(https: bool) -> Result<rustls::ClientConfig, Error> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = || {
-            rustls::ClientConfig::builder_with_provider(provider.clone())
-                .with_safe_default_protocol_versions()
-                .map_err(|e| Error::new(Kind::Builder).with(e))
-        };
-        if !https {
-            return Ok(builder()?
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth());
-        }
-        match builder()?.with_native_roots() {
-            Ok(native) => Ok(native.with_no_client_auth()),
-            Err(e) => {
-                tracing::debug!(error = %e, "no platform roots; trusting the webpki roots");
-                Ok(builder()?.with_webpki_roots().with_no_client_auth())
-            }
-        }
-    }
 }
 
 /// The status of an answer that refuses the authorization sent, so the provider may offer

@@ -1,5 +1,5 @@
-//! The pool of plain HTTP/1.1 connections to the configured endpoint, each driven by the task
-//! that uses it.
+//! The pool of HTTP/1.1 connections to the configured endpoint, each driven by the task that
+//! uses it: plain TCP for an `http` endpoint, TLS for an `https` one that chose HTTP/1.1.
 //!
 //! hyper-util's pooled client gives every connection a task of its own and every request a
 //! trip through it: the request is queued to that task, which writes it, reads the answer and
@@ -14,6 +14,9 @@
 //! taken, if the runtime has seen that already. One whose close the runtime has not seen yet
 //! is found out by the request written on it, which gets no byte back (RFC 9112, section
 //! 9.3.1.1): the request is sent once more on a new connection.
+//!
+//! An `https` endpoint that chose HTTP/2 by ALPN is hyper-util's to speak to
+//! ([`Negotiation`]): the pool then answers `None`, and its caller sends through hyper-util.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -22,10 +25,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::Uri;
 use http::response::Parts;
-use hyper_util::client::legacy::connect::HttpConnector;
-use tower_service::Service;
+use mcp_http_client::Connector;
 
 use super::h1::{Conn, Decoder, Failed, H1Error, Step};
+use super::negotiation::Negotiation;
 use crate::error::{ConnectFailed, Error, Kind};
 
 /// How long a connection may sit unused in the pool before it is closed rather than reused:
@@ -36,17 +39,20 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// The idle connections, the most recently used last.
 type Idle = Mutex<Vec<(Lease, Instant)>>;
 
-/// Plain HTTP/1.1 connections to one origin.
+/// HTTP/1.1 connections to one origin.
 pub(crate) struct Pool {
-    connector: HttpConnector,
+    connector: Connector,
     /// The origin's URI, to connect to.
     origin: Uri,
     idle: Arc<Idle>,
+    /// Which HTTP the origin speaks, as far as known.
+    negotiation: Arc<Negotiation>,
 }
 
 /// One connection, leased to one request and the reading of its answer.
 struct Lease {
-    conn: Conn,
+    /// Boxed once, when connected: the lease moves with every answer's body, which stays small.
+    conn: Box<Conn>,
     /// Where the connection goes back once its answer was read.
     home: Arc<Idle>,
 }
@@ -66,28 +72,36 @@ impl std::fmt::Debug for Lease {
 }
 
 impl Pool {
-    pub(crate) fn new(connector: HttpConnector, origin: Uri) -> Pool {
+    pub(crate) fn new(connector: Connector, origin: Uri, negotiation: Arc<Negotiation>) -> Pool {
         Pool {
             connector,
             origin,
             idle: Arc::default(),
+            negotiation,
         }
+    }
+
+    /// Whether the origin may speak HTTP/1.1: it is plain `http`, or its connections chose
+    /// HTTP/1.1, or none was made yet.
+    pub(crate) fn speaks_http1(&self) -> bool {
+        !self.negotiation.is_http2()
     }
 
     /// Sends a request (its head written by `head`, then `body`) on a pooled connection, or on
     /// a new one; once more on a new one if the pooled one turned out stale. Returns the
-    /// answer's head and its body.
+    /// answer's head and its body; `None` when the origin turned out to speak HTTP/2, which is
+    /// hyper-util's to speak.
     pub(crate) async fn send(
         &self,
         head: &impl Fn(&mut Vec<u8>),
         body: Option<&Bytes>,
-    ) -> Result<(Parts, PooledBody), Error> {
+    ) -> Result<Option<(Parts, PooledBody)>, Error> {
         // Connecting is boxed, as rare: its state would enlarge every request's.
         let Some(mut lease) = self.checkout() else {
             return Box::pin(self.send_fresh(head, body)).await;
         };
         match lease.conn.exchange(head, body).await {
-            Ok((parts, decoder)) => Ok((parts, PooledBody::new(lease, decoder))),
+            Ok((parts, decoder)) => Ok(Some((parts, PooledBody::new(lease, decoder)))),
             Err(Failed::Stale(e)) => {
                 tracing::debug!(error = %e, "pooled connection was stale; sending on a new one");
                 Box::pin(self.send_fresh(head, body)).await
@@ -101,10 +115,12 @@ impl Pool {
         &self,
         head: &impl Fn(&mut Vec<u8>),
         body: Option<&Bytes>,
-    ) -> Result<(Parts, PooledBody), Error> {
-        let mut lease = self.connect().await?;
+    ) -> Result<Option<(Parts, PooledBody)>, Error> {
+        let Some(mut lease) = self.connect().await? else {
+            return Ok(None);
+        };
         match lease.conn.exchange(head, body).await {
-            Ok((parts, decoder)) => Ok((parts, PooledBody::new(lease, decoder))),
+            Ok((parts, decoder)) => Ok(Some((parts, PooledBody::new(lease, decoder)))),
             Err(Failed::Stale(e) | Failed::Broken(e)) => Err(Error::new(Kind::Http).with(e)),
         }
     }
@@ -124,16 +140,25 @@ impl Pool {
         }
     }
 
-    /// Opens a new connection.
-    async fn connect(&self) -> Result<Lease, Error> {
-        let connecting = self.connector.clone().call(self.origin.clone());
-        let io = connecting
+    /// Opens a new connection; `None` when the origin speaks HTTP/2. The first connection to
+    /// an `https` origin finds out which (ALPN), and those that would follow it wait for it.
+    async fn connect(&self) -> Result<Option<Lease>, Error> {
+        let first = self.negotiation.first().await;
+        if self.negotiation.is_http2() {
+            return Ok(None);
+        }
+        let stream = self
+            .connector
+            .connect(&self.origin)
             .await
             .map_err(|e| Error::new(Kind::Http).with(ConnectFailed(e.into())))?;
-        Ok(Lease {
-            conn: Conn::new(io.into_inner()),
+        let Some(stream) = self.negotiation.settle(stream, first.is_some()) else {
+            return Ok(None);
+        };
+        Ok(Some(Lease {
+            conn: Box::new(Conn::new(stream)),
             home: self.idle.clone(),
-        })
+        }))
     }
 }
 

@@ -9,21 +9,24 @@
 //! connection's [`Connected`] info and nothing more. This module counts, per connection, the
 //! exchanges started and the bytes read since the current one started, and hands the count to
 //! hyper-util as a connection extra, so that the failure tells whether the request met a stale
-//! connection. The client's own connections ([`h1`](super::h1)) count the same themselves.
+//! connection. Over TLS it counts what TLS delivers, so that the server's `close_notify` is no
+//! byte of an answer. The client's own connections ([`h1`](super::h1)) count the same
+//! themselves.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use futures_util::TryFutureExt;
-use futures_util::future::MapOk;
 use http::{Extensions, Uri};
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
+use mcp_http_client::{Connector, Stream};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+
+use super::negotiation::Negotiation;
 
 /// What one connection has carried: shared between its socket and the connection info that
 /// hyper-util attaches to errors.
@@ -61,10 +64,10 @@ pub(crate) fn met_stale_connection(error: &hyper_util::client::legacy::Error) ->
     extras.get::<Arc<Tally>>().is_some_and(|t| t.is_stale())
 }
 
-/// A TCP stream that keeps its connection's [`Tally`].
+/// A connection that keeps its [`Tally`].
 #[derive(Debug)]
 pub(crate) struct Counted {
-    tcp: TcpStream,
+    io: Stream,
     tally: Arc<Tally>,
     /// The last operation was a write: the reads that follow answer it.
     writing: bool,
@@ -72,7 +75,7 @@ pub(crate) struct Counted {
 
 impl Connection for Counted {
     fn connected(&self) -> Connected {
-        self.tcp.connected().extra(self.tally.clone())
+        self.io.connected().extra(self.tally.clone())
     }
 }
 
@@ -83,7 +86,7 @@ impl AsyncRead for Counted {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.tcp).poll_read(cx, buf);
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
         let read = buf.filled().len() - before;
         if read > 0 {
             self.writing = false;
@@ -100,7 +103,7 @@ impl AsyncWrite for Counted {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.start_exchange();
-        Pin::new(&mut self.tcp).poll_write(cx, buf)
+        Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -109,26 +112,26 @@ impl AsyncWrite for Counted {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         self.start_exchange();
-        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
+        self.io.is_write_vectored()
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_flush(cx)
+        Pin::new(&mut self.io).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_shutdown(cx)
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
 impl Counted {
-    fn new(io: TokioIo<TcpStream>) -> TokioIo<Counted> {
+    fn new(io: Stream) -> TokioIo<Counted> {
         TokioIo::new(Counted {
-            tcp: io.into_inner(),
+            io,
             tally: Arc::default(),
             writing: false,
         })
@@ -145,22 +148,30 @@ impl Counted {
     }
 }
 
-/// [`HttpConnector`], with each connection's [`Tally`].
+/// The client's [`Connector`], with each connection's [`Tally`]; for the configured endpoint's
+/// origin, the first connection the pool parked when it chose HTTP/2 ([`Negotiation`]).
 #[derive(Debug, Clone)]
-pub(crate) struct Counting(pub(crate) HttpConnector);
+pub(crate) struct Counting {
+    pub(crate) connector: Connector,
+    pub(crate) negotiation: Arc<Negotiation>,
+}
 
-type Wrap = fn(TokioIo<TcpStream>) -> TokioIo<Counted>;
+type Connecting = Pin<Box<dyn Future<Output = io::Result<TokioIo<Counted>>> + Send>>;
 
 impl tower_service::Service<Uri> for Counting {
     type Response = TokioIo<Counted>;
-    type Error = <HttpConnector as tower_service::Service<Uri>>::Error;
-    type Future = MapOk<<HttpConnector as tower_service::Service<Uri>>::Future, Wrap>;
+    type Error = io::Error;
+    type Future = Connecting;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        self.0.call(uri).map_ok(Counted::new as Wrap)
+        if let Some(parked) = self.negotiation.take(&uri) {
+            return Box::pin(std::future::ready(Ok(Counted::new(parked))));
+        }
+        let connecting = self.connector.connect(&uri);
+        Box::pin(async move { connecting.await.map(Counted::new) })
     }
 }

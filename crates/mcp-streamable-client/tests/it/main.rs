@@ -7,6 +7,7 @@ mod fake;
 mod legacy;
 mod modern;
 mod our_server;
+mod over;
 mod proofs;
 mod recovery;
 mod sending;

@@ -1,5 +1,6 @@
 //! Against this project's own server over loopback: what the echo client does, the standalone
-//! stream, resumption after the connection is cut mid-stream, and the per-request protocol.
+//! stream, resumption after the connection is cut mid-stream, and the per-request protocol;
+//! each over plain HTTP/1.1, HTTP/2 by prior knowledge, and TLS with HTTP/1.1 or HTTP/2 by ALPN.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::Family;
+use mcp_streamable_client::{Client, ClientConnection, Family};
 use mcp_streamable_server::{
     Config, Families, InMemoryEventStore, ServerConnection, StreamableHttpService,
 };
@@ -16,7 +17,8 @@ use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use crate::{builder, connect, handshake, recv, recv_response, send};
+use crate::over::Wire;
+use crate::{connect, handshake, recv, recv_response, send};
 
 /// The server's pings waiting for the client's answer.
 type Pings = Arc<Mutex<Vec<(Id, tokio::sync::oneshot::Sender<()>)>>>;
@@ -89,8 +91,9 @@ async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
     }
 }
 
-/// Serves `service` on a loopback port; returns its address.
-async fn serve(service: StreamableHttpService) -> std::net::SocketAddr {
+/// Serves `service` on a loopback port, plain or over TLS as `wire` says (HTTP/1.1 or HTTP/2,
+/// whichever the client speaks); returns its address.
+async fn serve(service: StreamableHttpService, wire: Wire) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -101,8 +104,11 @@ async fn serve(service: StreamableHttpService) -> std::net::SocketAddr {
             tcp.set_nodelay(true).unwrap();
             let service = service.clone();
             tokio::spawn(async move {
+                let Some(io) = wire.accept(tcp).await else {
+                    return;
+                };
                 let _ = auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tcp), service)
+                    .serve_connection(TokioIo::new(io), service)
                     .await;
             });
         }
@@ -123,67 +129,77 @@ fn result(response: &Response) -> Value {
     serde_json::from_str(response.result().unwrap().get()).unwrap()
 }
 
-#[tokio::test]
-async fn the_echo_clients_session_against_our_server() {
-    let service = StreamableHttpService::new(
-        Config::default().event_store(InMemoryEventStore::default()),
-        app,
-    );
-    let addr = serve(service.clone()).await;
-    let mut conn = connect(builder(&format!("http://{addr}/mcp"))).await;
-    handshake(&mut conn).await;
-    assert_eq!(conn.protocol_version().as_deref(), Some("2025-06-18"));
-
-    send(&conn, tool(2, "echo", json!({"text": "hi"})))
+/// Calls the `progress` tool for `steps` steps as request `id`: each step's notification comes,
+/// in order, then the result.
+async fn progress(conn: &mut ClientConnection, id: i64, steps: u64) {
+    send(conn, tool(id, "progress", json!({ "steps": steps })))
         .await
         .unwrap();
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
-
-    send(&conn, tool(3, "progress", json!({"steps": 3})))
-        .await
-        .unwrap();
-    for step in 1..=3 {
-        match recv(&mut conn).await {
+    for step in 1..=steps {
+        match recv(conn).await {
             Message::Notification(n) => {
                 assert_eq!(n.parse_params::<Value>().unwrap()["progress"], step)
             }
             other => panic!("expected progress, got {other:?}"),
         }
     }
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "done");
+    assert_eq!(result(&recv_response(conn).await)["text"], "done");
+}
 
-    // The server's ping arrives on the tool call's stream; answering it completes the call.
-    send(&conn, tool(4, "ping_client", json!({})))
+#[tokio::test]
+async fn the_echo_clients_session_against_our_server() {
+    for &wire in Wire::ALL {
+        let service = StreamableHttpService::new(
+            Config::default().event_store(InMemoryEventStore::default()),
+            app,
+        );
+        let addr = serve(service.clone(), wire).await;
+        let mut conn = connect(wire.builder(&wire.url(addr))).await;
+        handshake(&mut conn).await;
+        assert_eq!(conn.protocol_version().as_deref(), Some("2025-06-18"));
+
+        send(&conn, tool(2, "echo", json!({"text": "hi"})))
+            .await
+            .unwrap();
+        assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
+
+        progress(&mut conn, 3, 3).await;
+
+        // The server's ping arrives on the tool call's stream; answering it completes the call.
+        send(&conn, tool(4, "ping_client", json!({})))
+            .await
+            .unwrap();
+        let Message::Request(ping) = recv(&mut conn).await else {
+            panic!("expected the server's ping")
+        };
+        assert_eq!(ping.method, "ping");
+        send(
+            &conn,
+            Response::success(ping.id, to_raw_value(&json!({})).unwrap()).into(),
+        )
         .await
         .unwrap();
-    let Message::Request(ping) = recv(&mut conn).await else {
-        panic!("expected the server's ping")
-    };
-    assert_eq!(ping.method, "ping");
-    send(
-        &conn,
-        Response::success(ping.id, to_raw_value(&json!({})).unwrap()).into(),
-    )
-    .await
-    .unwrap();
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "pong");
+        assert_eq!(result(&recv_response(&mut conn).await)["text"], "pong");
 
-    // The standalone stream carries what relates to no request.
-    send(&conn, tool(5, "broadcast", json!({}))).await.unwrap();
-    let mut got_broadcast = false;
-    let mut got_result = false;
-    for _ in 0..2 {
-        match recv(&mut conn).await {
-            Message::Notification(n) if n.method == "notifications/message" => got_broadcast = true,
-            Message::Response(r) if r.id() == Some(&Id::from(5)) => got_result = true,
-            other => panic!("unexpected {other:?}"),
+        // The standalone stream carries what relates to no request.
+        send(&conn, tool(5, "broadcast", json!({}))).await.unwrap();
+        let mut got_broadcast = false;
+        let mut got_result = false;
+        for _ in 0..2 {
+            match recv(&mut conn).await {
+                Message::Notification(n) if n.method == "notifications/message" => {
+                    got_broadcast = true
+                }
+                Message::Response(r) if r.id() == Some(&Id::from(5)) => got_result = true,
+                other => panic!("unexpected {other:?}"),
+            }
         }
-    }
-    assert!(got_broadcast && got_result);
+        assert!(got_broadcast && got_result);
 
-    assert_eq!(service.session_count(), 1);
-    conn.close().await.unwrap();
-    assert_eq!(service.session_count(), 0, "close sent DELETE");
+        assert_eq!(service.session_count(), 1);
+        conn.close().await.unwrap();
+        assert_eq!(service.session_count(), 0, "close sent DELETE");
+    }
 }
 
 /// A TCP proxy whose connections can all be cut at once.
@@ -236,99 +252,100 @@ impl Proxy {
 
 #[tokio::test]
 async fn a_stream_cut_mid_way_resumes_with_every_message_once_in_order() {
-    let service = StreamableHttpService::new(
-        Config::default().event_store(InMemoryEventStore::default()),
-        app,
-    );
-    let proxy = Proxy::start(serve(service).await).await;
-    let mut conn =
-        connect(builder(&format!("http://{}/mcp", proxy.addr)).standalone_stream(false)).await;
-    handshake(&mut conn).await;
+    for &wire in Wire::ALL {
+        let service = StreamableHttpService::new(
+            Config::default().event_store(InMemoryEventStore::default()),
+            app,
+        );
+        let proxy = Proxy::start(serve(service, wire).await).await;
+        let mut conn = connect(wire.builder(&wire.url(proxy.addr)).standalone_stream(false)).await;
+        handshake(&mut conn).await;
 
-    const STEPS: u64 = 12;
-    send(&conn, tool(2, "progress", json!({"steps": STEPS})))
+        const STEPS: u64 = 12;
+        send(&conn, tool(2, "progress", json!({"steps": STEPS})))
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut accepted_at_cut = 0;
+        loop {
+            match recv(&mut conn).await {
+                Message::Notification(n) => {
+                    seen.push(
+                        n.parse_params::<Value>().unwrap()["progress"]
+                            .as_u64()
+                            .unwrap(),
+                    );
+                    if seen.len() == 3 {
+                        accepted_at_cut = proxy.accepted();
+                        proxy.cut();
+                    }
+                }
+                Message::Response(r) => {
+                    assert_eq!(result(&r)["text"], "done");
+                    break;
+                }
+                Message::Request(r) => panic!("unexpected request {r:?}"),
+            }
+        }
+        assert_eq!(
+            seen,
+            (1..=STEPS).collect::<Vec<_>>(),
+            "every message once, in order"
+        );
+        assert!(
+            proxy.accepted() > accepted_at_cut,
+            "the client reconnected after the cut"
+        );
+    }
+}
+
+/// Serves [`app`] under `config` over `wire`, and makes its first request the `echo` tool
+/// (family `Auto`, so that the request finds out what the server speaks): the service, the
+/// client and the connection.
+async fn echo_first(
+    config: Config,
+    wire: Wire,
+) -> (StreamableHttpService, Client, ClientConnection) {
+    let service = StreamableHttpService::new(config, app);
+    let addr = serve(service.clone(), wire).await;
+    let client = wire.builder(&wire.url(addr)).build().unwrap();
+    let mut conn = client.clone().connect().await.unwrap();
+    send(&conn, tool(2, "echo", json!({"text": "hi"})))
         .await
         .unwrap();
-    let mut seen = Vec::new();
-    let mut accepted_at_cut = 0;
-    loop {
-        match recv(&mut conn).await {
-            Message::Notification(n) => {
-                seen.push(
-                    n.parse_params::<Value>().unwrap()["progress"]
-                        .as_u64()
-                        .unwrap(),
-                );
-                if seen.len() == 3 {
-                    accepted_at_cut = proxy.accepted();
-                    proxy.cut();
-                }
-            }
-            Message::Response(r) => {
-                assert_eq!(result(&r)["text"], "done");
-                break;
-            }
-            Message::Request(r) => panic!("unexpected request {r:?}"),
-        }
-    }
     assert_eq!(
-        seen,
-        (1..=STEPS).collect::<Vec<_>>(),
-        "every message once, in order"
+        result(&recv_response(&mut conn).await)["text"],
+        "hi",
+        "{wire:?}"
     );
-    assert!(
-        proxy.accepted() > accepted_at_cut,
-        "the client reconnected after the cut"
-    );
+    (service, client, conn)
 }
 
 #[tokio::test]
 async fn m7_our_dual_era_server_is_spoken_to_per_request() {
-    let service = StreamableHttpService::new(Config::default(), app);
-    let addr = serve(service.clone()).await;
-    let client = builder(&format!("http://{addr}/mcp")).build().unwrap();
-    let mut conn = client.clone().connect().await.unwrap();
-
-    send(&conn, tool(2, "echo", json!({"text": "hi"})))
-        .await
-        .unwrap();
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
-    assert_eq!(client.family(), Some(Family::PerRequest));
-    // A name sent base64-encoded is decoded and matched by the server.
-    send(&conn, tool(3, "écho", json!({}))).await.unwrap();
-    let response = recv_response(&mut conn).await;
-    assert!(!response.is_error(), "{response:?}");
-    send(&conn, tool(4, "progress", json!({"steps": 2})))
-        .await
-        .unwrap();
-    for step in 1..=2 {
-        match recv(&mut conn).await {
-            Message::Notification(n) => {
-                assert_eq!(n.parse_params::<Value>().unwrap()["progress"], step)
-            }
-            other => panic!("expected progress, got {other:?}"),
-        }
+    for &wire in Wire::ALL {
+        let (service, client, mut conn) = echo_first(Config::default(), wire).await;
+        assert_eq!(client.family(), Some(Family::PerRequest));
+        // A name sent base64-encoded is decoded and matched by the server.
+        send(&conn, tool(3, "écho", json!({}))).await.unwrap();
+        let response = recv_response(&mut conn).await;
+        assert!(!response.is_error(), "{response:?}");
+        progress(&mut conn, 4, 2).await;
+        assert_eq!(service.session_count(), 0);
+        assert_eq!(conn.session_id(), None);
+        conn.close().await.unwrap();
     }
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "done");
-    assert_eq!(service.session_count(), 0);
-    assert_eq!(conn.session_id(), None);
-    conn.close().await.unwrap();
 }
 
 #[tokio::test]
 async fn m7_our_session_only_server_gets_a_session_from_auto() {
-    let service =
-        StreamableHttpService::new(Config::default().families(Families::SessionOnly), app);
-    let addr = serve(service.clone()).await;
-    let client = builder(&format!("http://{addr}/mcp")).build().unwrap();
-    let mut conn = client.clone().connect().await.unwrap();
-    send(&conn, tool(2, "echo", json!({"text": "hi"})))
-        .await
-        .unwrap();
-    assert_eq!(result(&recv_response(&mut conn).await)["text"], "hi");
-    assert_eq!(client.family(), Some(Family::Session));
-    assert!(conn.session_id().is_some());
-    assert_eq!(service.session_count(), 1);
-    conn.close().await.unwrap();
-    assert_eq!(service.session_count(), 0, "close sent DELETE");
+    for &wire in Wire::ALL {
+        let config = Config::default().families(Families::SessionOnly);
+        let (service, client, mut conn) = echo_first(config, wire).await;
+        assert_eq!(client.family(), Some(Family::Session));
+        assert!(conn.session_id().is_some());
+        assert_eq!(service.session_count(), 1);
+        conn.close().await.unwrap();
+        assert_eq!(service.session_count(), 0, "close sent DELETE");
+    }
 }

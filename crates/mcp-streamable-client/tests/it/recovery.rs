@@ -8,8 +8,9 @@ use std::time::Duration;
 use mcp_streamable_client::Family;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
+use super::over::{self, Io, Wire};
 use super::*;
 
 /// How many requests the stale-connection test sends.
@@ -35,6 +36,7 @@ const IDLE_CLOSE: Duration = Duration::from_millis(20);
 /// by default at once after odd ones, and after even ones only once the next request's first
 /// bytes came in. It counts the requests it answered, by JSON-RPC id.
 struct Closing {
+    wire: Wire,
     url: String,
     answered: Arc<Mutex<HashMap<Value, u32>>>,
     task: tokio::task::JoinHandle<()>,
@@ -47,8 +49,8 @@ impl Drop for Closing {
 }
 
 impl Closing {
-    async fn start() -> Closing {
-        Closing::start_with(|served| {
+    async fn start(wire: Wire) -> Closing {
+        Closing::start_with(wire, |served| {
             if served.is_multiple_of(2) {
                 Close::OnNextRequest
             } else {
@@ -59,9 +61,9 @@ impl Closing {
     }
 
     /// A server that closes its `n`th connection as `close(n)` says.
-    async fn start_with(close: fn(u64) -> Close) -> Closing {
+    async fn start_with(wire: Wire, close: fn(u64) -> Close) -> Closing {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let url = wire.url(listener.local_addr().unwrap());
         let answered = Arc::new(Mutex::new(HashMap::new()));
         let task = tokio::spawn({
             let answered = answered.clone();
@@ -69,24 +71,26 @@ impl Closing {
                 let mut served = 0u64;
                 while let Ok((tcp, _)) = listener.accept().await {
                     served += 1;
-                    tokio::spawn(Closing::serve_one(tcp, answered.clone(), close(served)));
+                    let (answered, close) = (answered.clone(), close(served));
+                    tokio::spawn(async move {
+                        if let Some(io) = wire.accept(tcp).await {
+                            Closing::serve_one(io, answered, close).await;
+                        }
+                    });
                 }
             }
         });
         Closing {
+            wire,
             url,
             answered,
             task,
         }
     }
 
-    /// Answers one request on `tcp`, then closes it.
-    async fn serve_one(
-        mut tcp: TcpStream,
-        answered: Arc<Mutex<HashMap<Value, u32>>>,
-        close: Close,
-    ) {
-        let Some((head, body)) = read_request(&mut tcp).await else {
+    /// Answers one request on `io`, then closes it (over TLS, without `close_notify`).
+    async fn serve_one(mut io: Io, answered: Arc<Mutex<HashMap<Value, u32>>>, close: Close) {
+        let Some((head, body)) = read_request(&mut io).await else {
             return;
         };
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -112,19 +116,21 @@ impl Closing {
         } else {
             "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n".to_owned()
         };
-        if tcp.write_all(response.as_bytes()).await.is_err() {
+        if io.write_all(response.as_bytes()).await.is_err() || io.flush().await.is_err() {
             return;
         }
         match close {
             Close::AtOnce => {}
-            Close::OnNextRequest => drop(tcp.readable().await),
+            Close::OnNextRequest => drop(over::tcp(&io).readable().await),
             Close::WhenIdle => tokio::time::sleep(IDLE_CLOSE).await,
         }
     }
 }
 
 /// Reads one HTTP/1.1 request with a `content-length` body: its head and its body.
-pub(super) async fn read_request(tcp: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub(super) async fn read_request(
+    tcp: &mut (impl tokio::io::AsyncRead + Unpin),
+) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let end = loop {
@@ -150,46 +156,57 @@ pub(super) async fn read_request(tcp: &mut TcpStream) -> Option<(String, Vec<u8>
 
 #[tokio::test]
 async fn requests_on_connections_the_server_closed_are_sent_again_once() {
-    let server = Closing::start().await;
-    let builder = builder(&server.url)
-        .family(Family::Session)
-        .standalone_stream(false);
-    let mut conn = connect(builder).await;
-    handshake(&mut conn).await;
-    for id in 2..2 + REQUESTS {
-        send(&conn, request(id, "ping"))
-            .await
-            .unwrap_or_else(|e| panic!("request {id} failed: {e}"));
-        let response = recv_response(&mut conn).await;
-        assert!(!response.is_error(), "{response:?}");
+    for &wire in Wire::HTTP1 {
+        // A TLS handshake per request costs more: fewer of them make the point.
+        let requests = if wire == Wire::Http1 {
+            REQUESTS
+        } else {
+            REQUESTS / 5
+        };
+        let server = Closing::start(wire).await;
+        let mut conn = connect(server.wire.session_builder(&server.url)).await;
+        handshake(&mut conn).await;
+        for id in 2..2 + requests {
+            send(&conn, request(id, "ping"))
+                .await
+                .unwrap_or_else(|e| panic!("request {id} over {wire:?} failed: {e}"));
+            let response = recv_response(&mut conn).await;
+            assert!(!response.is_error(), "{response:?}");
+        }
+        let answered = server.answered.lock().unwrap().clone();
+        assert_eq!(answered.len() as i64, requests + 1, "{wire:?}");
+        let twice: Vec<_> = answered.iter().filter(|(_, n)| **n != 1).collect();
+        assert!(
+            twice.is_empty(),
+            "answered more than once over {wire:?}: {twice:?}"
+        );
     }
-    let answered = server.answered.lock().unwrap().clone();
-    assert_eq!(answered.len() as i64, REQUESTS + 1);
-    let twice: Vec<_> = answered.iter().filter(|(_, n)| **n != 1).collect();
-    assert!(twice.is_empty(), "answered more than once: {twice:?}");
 }
 
 #[tokio::test]
 async fn a_connection_the_server_closed_while_idle_is_not_used() {
-    let server = Closing::start_with(|_| Close::WhenIdle).await;
-    let builder = builder(&server.url)
-        .family(Family::Session)
-        .standalone_stream(false)
-        .request_timeout(Duration::from_secs(5));
-    let mut conn = connect(builder).await;
-    handshake(&mut conn).await;
-    for id in 2..7 {
-        // The server closes the pooled connection meanwhile; the client's runtime sees it.
-        tokio::time::sleep(IDLE_CLOSE * 5).await;
-        let sent = tokio::time::timeout(Duration::from_secs(3), send(&conn, request(id, "ping")));
-        sent.await
-            .unwrap_or_else(|_| panic!("request {id} hung on a closed connection"))
-            .unwrap_or_else(|e| panic!("request {id} failed: {e}"));
-        let response = recv_response(&mut conn).await;
-        assert!(!response.is_error(), "{response:?}");
+    for &wire in Wire::HTTP1 {
+        let server = Closing::start_with(wire, |_| Close::WhenIdle).await;
+        let builder = server
+            .wire
+            .session_builder(&server.url)
+            .request_timeout(Duration::from_secs(5));
+        let mut conn = connect(builder).await;
+        handshake(&mut conn).await;
+        for id in 2..7 {
+            // The server closes the pooled connection meanwhile; the client's runtime sees it.
+            tokio::time::sleep(IDLE_CLOSE * 5).await;
+            let sent =
+                tokio::time::timeout(Duration::from_secs(3), send(&conn, request(id, "ping")));
+            sent.await
+                .unwrap_or_else(|_| panic!("request {id} hung on a closed connection"))
+                .unwrap_or_else(|e| panic!("request {id} over {wire:?} failed: {e}"));
+            let response = recv_response(&mut conn).await;
+            assert!(!response.is_error(), "{response:?}");
+        }
+        let answered = server.answered.lock().unwrap().clone();
+        assert!(answered.values().all(|n| *n == 1), "{wire:?}: {answered:?}");
     }
-    let answered = server.answered.lock().unwrap().clone();
-    assert!(answered.values().all(|n| *n == 1), "{answered:?}");
 }
 
 /// A fake whose answer to `initialize` is an event stream that primes (event id `e1`) and then

@@ -8,106 +8,23 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use http::Version;
+use mcp_http_client::testing::{Authority, Leaf};
 use mcp_jsonrpc::{Message, Response, to_raw_value};
 use mcp_streamable_client::Client;
 use mcp_streamable_server::serve::{Options, Tls};
 use mcp_streamable_server::{Config, ServerConnection, StreamableHttpService};
 use mcp_transport::{Connection, Sender, Transport};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::{builder, handshake, initialize, recv_response, send, within};
 
-/// A certificate authority the tests make, and what it signs.
-struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
-
-/// A server certificate and its key, in PEM.
-struct Leaf {
-    cert: String,
-    key: String,
-}
-
-impl Authority {
-    /// An authority named `name` (two of them must not share a name, or a client would take
-    /// one for the other and see a bad signature rather than an unknown issuer).
-    fn new(name: &str) -> Authority {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, name);
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-        Authority { issuer }
-    }
-
-    /// A certificate for `names`, valid from `valid.0` to `valid.1` (years) when given.
-    fn sign(&self, names: &[&str], valid: Option<(i32, i32)>) -> Leaf {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let mut params = CertificateParams::new(names).unwrap();
-        if let Some((from, to)) = valid {
-            params.not_before = rcgen::date_time_ymd(from, 1, 1);
-            params.not_after = rcgen::date_time_ymd(to, 1, 1);
-        }
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        Leaf {
-            cert: cert.pem(),
-            key: key.serialize_pem(),
-        }
-    }
-
-    /// A client configuration trusting this authority alone.
-    fn client_config(&self) -> rustls::ClientConfig {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.issuer.der().clone()).unwrap();
-        rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth()
-    }
-}
-
-impl Leaf {
-    fn write(&self, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
-        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        std::fs::write(&cert, &self.cert).unwrap();
-        std::fs::write(&key, &self.key).unwrap();
-        (cert, key)
-    }
-
-    /// A server configuration serving this certificate, offering `alpn`.
-    fn server_config(&self, alpn: &[&[u8]]) -> rustls::ServerConfig {
-        let cert = CertificateDer::from_pem_slice_or_panic(&self.cert);
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from_pem_slice_or_panic(&self.key));
-        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert], key)
-        .unwrap();
-        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        config
-    }
-}
-
-/// PEM parsing for the tests, where a failure is the test's own mistake.
-trait FromPem: Sized {
-    fn from_pem_slice_or_panic(pem: &str) -> Self;
-}
-
-impl<T: rustls::pki_types::pem::PemObject> FromPem for T {
-    fn from_pem_slice_or_panic(pem: &str) -> Self {
-        T::from_pem_slice(pem.as_bytes()).unwrap()
-    }
+/// Writes `leaf`'s certificate and key into `dir`, as `cert.pem` and `key.pem`.
+fn write(leaf: &Leaf, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, &leaf.cert).unwrap();
+    std::fs::write(&key, &leaf.key).unwrap();
+    (cert, key)
 }
 
 /// A temporary directory, removed when dropped.
@@ -222,7 +139,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 async fn our_client_and_server_speak_http2_over_tls_when_alpn_offers_it() {
     let authority = Authority::new("test authority");
     let dir = TempDir::new("h2");
-    let (cert, key) = authority.sign(&["localhost"], None).write(&dir.0);
+    let (cert, key) = write(&authority.sign(&["localhost"], None), &dir.0);
     let (addr, versions, _stop) = serve(Tls::from_pem_files(cert, key).unwrap()).await;
     session(addr, &authority).await;
     assert_eq!(*versions.lock().unwrap(), [Version::HTTP_2]);
@@ -232,7 +149,7 @@ async fn our_client_and_server_speak_http2_over_tls_when_alpn_offers_it() {
 async fn our_client_and_server_speak_http1_over_tls_when_alpn_offers_only_it() {
     let authority = Authority::new("test authority");
     let leaf = authority.sign(&["localhost"], None);
-    let tls = Tls::from_config(Arc::new(leaf.server_config(&[b"http/1.1"])));
+    let tls = Tls::from_config(leaf.server_config(&[b"http/1.1"]));
     let (addr, versions, _stop) = serve(tls).await;
     session(addr, &authority).await;
     assert_eq!(*versions.lock().unwrap(), [Version::HTTP_11]);
@@ -242,7 +159,7 @@ async fn our_client_and_server_speak_http1_over_tls_when_alpn_offers_only_it() {
 async fn a_certificate_for_another_name_is_refused_with_an_error_that_says_so() {
     let authority = Authority::new("test authority");
     let dir = TempDir::new("name");
-    let (cert, key) = authority.sign(&["example.com"], None).write(&dir.0);
+    let (cert, key) = write(&authority.sign(&["example.com"], None), &dir.0);
     let (addr, versions, _stop) = serve(Tls::from_pem_files(cert, key).unwrap()).await;
     let error = refusal(addr, &authority).await;
     assert!(error.contains("certificate"), "{error}");
@@ -257,9 +174,7 @@ async fn a_certificate_for_another_name_is_refused_with_an_error_that_says_so() 
 async fn an_expired_certificate_is_refused_with_an_error_that_says_so() {
     let authority = Authority::new("test authority");
     let dir = TempDir::new("expired");
-    let (cert, key) = authority
-        .sign(&["localhost"], Some((2020, 2021)))
-        .write(&dir.0);
+    let (cert, key) = write(&authority.sign(&["localhost"], Some((2020, 2021))), &dir.0);
     let (addr, versions, _stop) = serve(Tls::from_pem_files(cert, key).unwrap()).await;
     let error = refusal(addr, &authority).await;
     assert!(error.contains("certificate"), "{error}");
@@ -271,7 +186,7 @@ async fn an_expired_certificate_is_refused_with_an_error_that_says_so() {
 async fn a_certificate_from_an_authority_not_trusted_is_refused_with_an_error_that_says_so() {
     let (authority, stranger) = (Authority::new("trusted"), Authority::new("stranger"));
     let dir = TempDir::new("unknown");
-    let (cert, key) = authority.sign(&["localhost"], None).write(&dir.0);
+    let (cert, key) = write(&authority.sign(&["localhost"], None), &dir.0);
     let (addr, _versions, _stop) = serve(Tls::from_pem_files(cert, key).unwrap()).await;
     let error = refusal(addr, &stranger).await;
     assert!(error.contains("UnknownIssuer"), "{error}");
@@ -281,7 +196,7 @@ async fn a_certificate_from_an_authority_not_trusted_is_refused_with_an_error_th
 async fn a_reloaded_certificate_is_served_to_the_connections_that_follow() {
     let (old, new) = (Authority::new("old"), Authority::new("new"));
     let dir = TempDir::new("reload");
-    let (cert, key) = old.sign(&["localhost"], None).write(&dir.0);
+    let (cert, key) = write(&old.sign(&["localhost"], None), &dir.0);
     let tls = Tls::from_pem_files(&cert, &key).unwrap();
     let (addr, _versions, _stop) = serve(tls.clone()).await;
     session(addr, &old).await;
@@ -299,7 +214,7 @@ async fn a_reloaded_certificate_is_served_to_the_connections_that_follow() {
     assert!(error.contains("cert.pem and"), "{error}");
     session(addr, &old).await;
 
-    new.sign(&["localhost"], None).write(&dir.0);
+    write(&new.sign(&["localhost"], None), &dir.0);
     tls.reload().unwrap();
     session(addr, &new).await;
     let error = refusal(addr, &old).await;

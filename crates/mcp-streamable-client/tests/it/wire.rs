@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_streamable_client::Family;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
+use super::over::{self, Io, Wire};
 use super::recovery::read_request;
 use super::*;
 
@@ -23,8 +23,10 @@ struct Answer {
     /// One byte per write, each its own TCP segment (the client sets `TCP_NODELAY`, and so
     /// does this server).
     trickle: bool,
-    /// The server closes the connection after the answer.
+    /// The server closes the connection after the answer (over TLS, with `close_notify`).
     close: bool,
+    /// It closes it abruptly instead: over TLS, without `close_notify`.
+    abrupt: bool,
     /// Once the connection sat idle for [`IDLE_408`] without a request coming in, the server
     /// writes a `408` to no request and closes it, as some servers do at the end of their
     /// keep-alive timeout.
@@ -43,6 +45,7 @@ impl Answer {
             bytes: bytes.into(),
             trickle: false,
             close: false,
+            abrupt: false,
             then_408: false,
         }
     }
@@ -52,6 +55,7 @@ impl Answer {
 /// their result, others `202 Accepted`; connections stay open unless the answer says. It counts
 /// the connections it accepted and the bytes of the largest request body.
 struct Raw {
+    wire: Wire,
     url: String,
     connections: Arc<AtomicUsize>,
     largest_body: Arc<AtomicUsize>,
@@ -65,28 +69,35 @@ impl Drop for Raw {
 }
 
 impl Raw {
-    async fn start(write: Write) -> Raw {
+    async fn start(wire: Wire, write: Write) -> Raw {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let url = wire.url(listener.local_addr().unwrap());
         let connections = Arc::new(AtomicUsize::new(0));
         let largest_body = Arc::new(AtomicUsize::new(0));
         let task = tokio::spawn({
             let (connections, largest) = (connections.clone(), largest_body.clone());
             async move {
-                while let Ok((mut tcp, _)) = listener.accept().await {
+                while let Ok((tcp, _)) = listener.accept().await {
                     connections.fetch_add(1, Ordering::SeqCst);
                     tcp.set_nodelay(true).unwrap();
                     let largest = largest.clone();
                     tokio::spawn(async move {
-                        while let Some((_, body)) = read_request(&mut tcp).await {
+                        let Some(mut io) = wire.accept(tcp).await else {
+                            return;
+                        };
+                        while let Some((_, body)) = read_request(&mut io).await {
                             largest.fetch_max(body.len(), Ordering::SeqCst);
                             let answer = answer(write, &body);
-                            if write_answer(&mut tcp, &answer).await.is_err() || answer.close {
+                            if write_answer(&mut io, &answer).await.is_err() || answer.abrupt {
                                 return;
                             }
-                            let idle = tokio::time::timeout(IDLE_408, tcp.readable());
+                            if answer.close {
+                                let _ = io.shutdown().await;
+                                return;
+                            }
+                            let idle = tokio::time::timeout(IDLE_408, over::tcp(&io).readable());
                             if answer.then_408 && idle.await.is_err() {
-                                let _ = tcp.write_all(REQUEST_TIMEOUT).await;
+                                let _ = write_all(&mut io, REQUEST_TIMEOUT).await;
                                 return;
                             }
                         }
@@ -95,6 +106,7 @@ impl Raw {
             }
         });
         Raw {
+            wire,
             url,
             connections,
             largest_body,
@@ -118,15 +130,21 @@ fn answer(write: Write, body: &[u8]) -> Answer {
     write(id, result)
 }
 
-async fn write_answer(tcp: &mut tokio::net::TcpStream, answer: &Answer) -> std::io::Result<()> {
+async fn write_answer(io: &mut Io, answer: &Answer) -> std::io::Result<()> {
     if !answer.trickle {
-        return tcp.write_all(&answer.bytes).await;
+        return write_all(io, &answer.bytes).await;
     }
     for byte in &answer.bytes {
-        tcp.write_all(std::slice::from_ref(byte)).await?;
+        write_all(io, std::slice::from_ref(byte)).await?;
         tokio::task::yield_now().await;
     }
     Ok(())
+}
+
+/// Writes `bytes` and flushes them out of TLS, where there is one.
+async fn write_all(io: &mut Io, bytes: &[u8]) -> std::io::Result<()> {
+    io.write_all(bytes).await?;
+    io.flush().await
 }
 
 /// An event stream answer, chunked, with the session header.
@@ -153,10 +171,7 @@ fn sized_json(result: &str) -> Vec<u8> {
 /// A connection to `server` in a session of the 2025 protocol, initialised, without the
 /// standalone stream.
 async fn session(server: &Raw) -> ClientConnection {
-    let builder = builder(&server.url)
-        .family(Family::Session)
-        .standalone_stream(false);
-    let mut conn = connect(builder).await;
+    let mut conn = connect(server.wire.session_builder(&server.url)).await;
     handshake(&mut conn).await;
     conn
 }
@@ -185,108 +200,144 @@ async fn call(server: &Raw, calls: i64) -> Vec<Value> {
 
 #[tokio::test]
 async fn answers_cut_into_single_bytes_are_read() {
-    let server = Raw::start(|_, result| Answer {
-        trickle: true,
-        ..Answer::new(chunked_sse(&result))
-    })
-    .await;
-    assert_eq!(call(&server, 5).await.len(), 5);
-    // Each answer was read to its end, and its connection went back to the pool: a call may
-    // go before the last bytes of the answer to the one before came, and so on a second
-    // connection, but no call needs a third.
-    assert!(server.connections.load(Ordering::SeqCst) <= 2);
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer {
+            trickle: true,
+            ..Answer::new(chunked_sse(&result))
+        })
+        .await;
+        assert_eq!(call(&server, 5).await.len(), 5, "{wire:?}");
+        // Each answer was read to its end, and its connection went back to the pool: a call may
+        // go before the last bytes of the answer to the one before came, and so on a second
+        // connection, but no call needs a third.
+        assert!(server.connections.load(Ordering::SeqCst) <= 2, "{wire:?}");
+    }
 }
 
 #[tokio::test]
 async fn sized_json_answers_keep_their_connection() {
-    let server = Raw::start(|_, result| Answer::new(sized_json(&result))).await;
-    assert_eq!(call(&server, 5).await.len(), 5);
-    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer::new(sized_json(&result))).await;
+        assert_eq!(call(&server, 5).await.len(), 5, "{wire:?}");
+        assert_eq!(server.connections.load(Ordering::SeqCst), 1, "{wire:?}");
+    }
 }
 
 #[tokio::test]
 async fn an_answer_with_connection_close_is_the_last_on_its_connection() {
-    // The server keeps the connection open, and would answer on it: only the header tells.
-    let server = Raw::start(|_, result| {
-        Answer::new(with_header(sized_json(&result), b"Connection: close\r\n"))
-    })
-    .await;
-    assert_eq!(call(&server, 3).await.len(), 3);
-    // `initialize` on the first; the notification's `202`, which keeps its connection, on the
-    // second, which then carries the first call; each later call on one more.
-    assert_eq!(server.connections.load(Ordering::SeqCst), 4);
+    for &wire in Wire::HTTP1 {
+        // The server keeps the connection open, and would answer on it: only the header tells.
+        let server = Raw::start(wire, |_, result| {
+            Answer::new(with_header(sized_json(&result), b"Connection: close\r\n"))
+        })
+        .await;
+        assert_eq!(call(&server, 3).await.len(), 3);
+        // `initialize` on the first; the notification's `202`, which keeps its connection, on the
+        // second, which then carries the first call; each later call on one more.
+        assert_eq!(server.connections.load(Ordering::SeqCst), 4, "{wire:?}");
+    }
 }
 
 #[tokio::test]
 async fn a_408_the_server_wrote_on_an_idle_connection_answers_no_request() {
-    let server = Raw::start(|_, result| Answer {
-        then_408: true,
-        ..Answer::new(sized_json(&result))
-    })
-    .await;
-    let mut conn = session(&server).await;
-    for id in 2..5 {
-        // The server writes its 408 and closes meanwhile; the client's runtime sees it.
-        tokio::time::sleep(IDLE_408 * 5).await;
-        send(&conn, request(id, "ping")).await.unwrap();
-        let response = recv_response(&mut conn).await;
-        assert!(!response.is_error(), "request {id}: {response:?}");
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer {
+            then_408: true,
+            ..Answer::new(sized_json(&result))
+        })
+        .await;
+        let mut conn = session(&server).await;
+        for id in 2..5 {
+            // The server writes its 408 and closes meanwhile; the client's runtime sees it.
+            tokio::time::sleep(IDLE_408 * 5).await;
+            send(&conn, request(id, "ping")).await.unwrap();
+            let response = recv_response(&mut conn).await;
+            assert!(!response.is_error(), "request {id}: {response:?}");
+        }
     }
 }
 
 #[tokio::test]
 async fn configured_framing_headers_do_not_frame_the_requests() {
-    let server = Raw::start(|_, result| Answer::new(sized_json(&result))).await;
-    let builder = builder(&server.url)
-        .family(Family::Session)
-        .standalone_stream(false)
-        .header("content-length", "5")
-        .header("transfer-encoding", "chunked");
-    let mut conn = connect(builder).await;
-    handshake(&mut conn).await;
-    send(&conn, request(2, "ping")).await.unwrap();
-    let response = recv_response(&mut conn).await;
-    assert!(!response.is_error(), "{response:?}");
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer::new(sized_json(&result))).await;
+        let builder = wire
+            .session_builder(&server.url)
+            .header("content-length", "5")
+            .header("transfer-encoding", "chunked");
+        let mut conn = connect(builder).await;
+        handshake(&mut conn).await;
+        send(&conn, request(2, "ping")).await.unwrap();
+        let response = recv_response(&mut conn).await;
+        assert!(!response.is_error(), "{response:?}");
+    }
 }
 
 #[tokio::test]
 async fn a_body_that_runs_to_the_close_is_read_to_it() {
-    let server = Raw::start(|_, result| Answer {
-        close: true,
-        ..Answer::new(format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s\r\n\r\n{result}"
-        ))
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer {
+            close: true,
+            ..Answer::new(format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s\r\n\r\n{result}"
+            ))
+        })
+        .await;
+        assert_eq!(call(&server, 2).await.len(), 2);
+    }
+}
+
+#[cfg(feature = "rustls")]
+#[tokio::test]
+async fn over_tls_a_body_that_runs_to_the_close_needs_the_closure_alert() {
+    // RFC 9112, section 9.8: without `close_notify`, the close may be an attacker's cut.
+    let server = Raw::start(Wire::Tls1, |id, result| {
+        if *id == 1 {
+            return Answer::new(sized_json(&result));
+        }
+        Answer {
+            abrupt: true,
+            ..Answer::new(format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{result}"
+            ))
+        }
     })
     .await;
-    assert_eq!(call(&server, 2).await.len(), 2);
+    let error = broken_call(&server).await;
+    assert!(error.contains("response lost"), "{error}");
 }
 
 #[tokio::test]
 async fn interim_answers_before_the_answer_are_skipped() {
-    let server = Raw::start(|_, result| {
-        let mut bytes =
-            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n".to_vec();
-        bytes.extend(sized_json(&result));
-        Answer::new(bytes)
-    })
-    .await;
-    assert_eq!(call(&server, 2).await.len(), 2);
-    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| {
+            let mut bytes =
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n"
+                    .to_vec();
+            bytes.extend(sized_json(&result));
+            Answer::new(bytes)
+        })
+        .await;
+        assert_eq!(call(&server, 2).await.len(), 2);
+        assert_eq!(server.connections.load(Ordering::SeqCst), 1, "{wire:?}");
+    }
 }
 
 #[tokio::test]
 async fn a_large_request_body_arrives_whole() {
-    let server = Raw::start(|_, result| Answer::new(sized_json(&result))).await;
-    let mut conn = session(&server).await;
-    let padding = "x".repeat(1 << 20);
-    let params = to_raw_value(&serde_json::json!({ "padding": padding })).unwrap();
-    send(&conn, Request::new(2, "ping", Some(params)).into())
-        .await
-        .unwrap();
-    let response = recv_response(&mut conn).await;
-    let result: Value = serde_json::from_str(response.result().unwrap().get()).unwrap();
-    assert_eq!(result["size"], 1 << 20);
-    assert!(server.largest_body.load(Ordering::SeqCst) > 1 << 20);
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |_, result| Answer::new(sized_json(&result))).await;
+        let mut conn = session(&server).await;
+        let padding = "x".repeat(1 << 20);
+        let params = to_raw_value(&serde_json::json!({ "padding": padding })).unwrap();
+        send(&conn, Request::new(2, "ping", Some(params)).into())
+            .await
+            .unwrap();
+        let response = recv_response(&mut conn).await;
+        let result: Value = serde_json::from_str(response.result().unwrap().get()).unwrap();
+        assert_eq!(result["size"], 1 << 20);
+        assert!(server.largest_body.load(Ordering::SeqCst) > 1 << 20);
+    }
 }
 
 /// Initialises against `server`, whose answers to calls are broken, and returns the error the
@@ -309,47 +360,53 @@ async fn broken_call(server: &Raw) -> String {
 
 #[tokio::test]
 async fn a_body_cut_short_by_the_close_fails_its_call() {
-    let server = Raw::start(|id, result| {
-        if *id == 1 {
-            return Answer::new(sized_json(&result));
-        }
-        let mut bytes = sized_json(&result);
-        bytes.truncate(bytes.len() - 5);
-        Answer {
-            close: true,
-            ..Answer::new(bytes)
-        }
-    })
-    .await;
-    broken_call(&server).await;
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |id, result| {
+            if *id == 1 {
+                return Answer::new(sized_json(&result));
+            }
+            let mut bytes = sized_json(&result);
+            bytes.truncate(bytes.len() - 5);
+            Answer {
+                close: true,
+                ..Answer::new(bytes)
+            }
+        })
+        .await;
+        broken_call(&server).await;
+    }
 }
 
 #[tokio::test]
 async fn a_head_over_the_bound_fails_its_call() {
-    let server = Raw::start(|id, result| {
-        if *id == 1 {
-            return Answer::new(sized_json(&result));
-        }
-        let filler = format!("x-filler: {}\r\n", "f".repeat(1000)).repeat(70);
-        let mut bytes = b"HTTP/1.1 200 OK\r\n".to_vec();
-        bytes.extend(filler.as_bytes());
-        bytes.extend(&sized_json(&result)[b"HTTP/1.1 200 OK\r\n".len()..]);
-        Answer::new(bytes)
-    })
-    .await;
-    let error = broken_call(&server).await;
-    assert!(error.contains("larger than"), "{error}");
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |id, result| {
+            if *id == 1 {
+                return Answer::new(sized_json(&result));
+            }
+            let filler = format!("x-filler: {}\r\n", "f".repeat(1000)).repeat(70);
+            let mut bytes = b"HTTP/1.1 200 OK\r\n".to_vec();
+            bytes.extend(filler.as_bytes());
+            bytes.extend(&sized_json(&result)[b"HTTP/1.1 200 OK\r\n".len()..]);
+            Answer::new(bytes)
+        })
+        .await;
+        let error = broken_call(&server).await;
+        assert!(error.contains("larger than"), "{error}");
+    }
 }
 
 #[tokio::test]
 async fn conflicting_lengths_fail_their_call() {
-    let server = Raw::start(|id, result| {
-        if *id == 1 {
-            return Answer::new(sized_json(&result));
-        }
-        Answer::new(with_header(sized_json(&result), b"content-length: 1\r\n"))
-    })
-    .await;
-    let error = broken_call(&server).await;
-    assert!(error.contains("Content-Length"), "{error}");
+    for &wire in Wire::HTTP1 {
+        let server = Raw::start(wire, |id, result| {
+            if *id == 1 {
+                return Answer::new(sized_json(&result));
+            }
+            Answer::new(with_header(sized_json(&result), b"content-length: 1\r\n"))
+        })
+        .await;
+        let error = broken_call(&server).await;
+        assert!(error.contains("Content-Length"), "{error}");
+    }
 }

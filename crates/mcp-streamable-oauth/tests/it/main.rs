@@ -1,6 +1,7 @@
 //! Integration tests: the provider against a fake authorization server and resource on
 //! loopback, asked as the transport asks it.
 
+mod client;
 mod dpop;
 mod fake;
 mod federation;

@@ -4,57 +4,17 @@
 
 use std::sync::Arc;
 
+use mcp_http_client::testing::Authority;
 use mcp_streamable_oauth::{OAuth, Registration};
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::world::{self, Options, ask, refused};
 
-/// A certificate authority of the test's, and a certificate it signed for `localhost`.
-struct Pki {
-    roots: rustls::RootCertStore,
-    server: Arc<rustls::ServerConfig>,
-}
-
-impl Pki {
-    fn new() -> Pki {
-        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.distinguished_name
-            .push(DnType::CommonName, "oauth tests");
-        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec!["localhost".to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ca.der().clone()).unwrap();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-        let server = rustls::ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![leaf.der().clone()], key)
-            .unwrap();
-        Pki {
-            roots,
-            server: Arc::new(server),
-        }
-    }
-
-    /// A client configuration trusting this authority alone.
-    fn client(&self) -> rustls::ClientConfig {
-        rustls::ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(self.roots.clone())
-            .with_no_client_auth()
-    }
-}
-
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// A certificate authority of the test's, and the configuration of a server presenting a
+/// certificate it signed for `localhost`.
+fn pki() -> (Authority, Arc<rustls::ServerConfig>) {
+    let authority = Authority::new("oauth tests");
+    let server = authority.sign(&["localhost"], None).server_config(&[]);
+    (authority, server)
 }
 
 fn challenge(base: &str) -> String {
@@ -69,15 +29,15 @@ fn machine(base: &str) -> mcp_streamable_oauth::OAuthBuilder {
 
 #[tokio::test]
 async fn client_credentials_against_an_authorization_server_over_https() {
-    let pki = Pki::new();
-    let server = world::start_tls(Options::default(), Arc::clone(&pki.server)).await;
+    let (authority, tls) = pki();
+    let server = world::start_tls(Options::default(), tls).await;
     assert!(
         server.url.starts_with("https://localhost:"),
         "{}",
         server.url
     );
     let oauth = machine(&server.url)
-        .tls_config(pki.client())
+        .tls_config(authority.client_config())
         .build()
         .unwrap();
     let token = ask(&oauth, refused(401, None, &challenge(&server.url))).await;
@@ -94,8 +54,8 @@ async fn client_credentials_against_an_authorization_server_over_https() {
 
 #[tokio::test]
 async fn an_authorization_server_with_a_certificate_not_trusted_is_an_error_that_says_so() {
-    let pki = Pki::new();
-    let server = world::start_tls(Options::default(), Arc::clone(&pki.server)).await;
+    let (_authority, tls) = pki();
+    let server = world::start_tls(Options::default(), tls).await;
     // The platform's roots (or the webpki roots) know nothing of the test's authority.
     let oauth = machine(&server.url).build().unwrap();
     let error = ask(&oauth, refused(401, None, &challenge(&server.url)))

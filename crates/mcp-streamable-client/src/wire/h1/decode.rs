@@ -4,12 +4,13 @@
 use bytes::{Buf, Bytes, BytesMut};
 
 use super::error::H1Error;
+use super::line;
 
-/// The longest chunk size line accepted, extensions included: a size is at most 16 hex digits,
-/// and no server the client talks to needs long extensions.
+/// The longest chunk size line accepted, extensions and CRLF included: a size needs at most 16
+/// hex digits, and no server the client talks to needs long extensions.
 const MAX_CHUNK_LINE: usize = 4 * 1024;
 
-/// The most trailer field bytes read (and dropped) after the last chunk.
+/// The most trailer field bytes read (checked, and dropped) after the last chunk.
 const MAX_TRAILERS: usize = 16 * 1024;
 
 /// How the end of a body is found, from its response's head.
@@ -33,14 +34,15 @@ pub(crate) struct Decoder {
 enum State {
     /// Bytes left of a body of known length.
     Length(u64),
-    /// The next chunk size line.
-    Size,
+    /// The next chunk size line, and how much of it was searched for its end.
+    Size { searched: usize },
     /// Bytes left of a chunk's data.
     Data(u64),
     /// The CRLF after a chunk's data.
     DataEnd,
-    /// The trailer section after the last chunk, and how much of it was read.
-    Trailers(usize),
+    /// The trailer section after the last chunk: how much of it was read, and how much of its
+    /// next line was searched for its end.
+    Trailers { read: usize, searched: usize },
     /// Up to the connection's end.
     Close,
     /// The body is complete.
@@ -63,7 +65,7 @@ impl Decoder {
         let state = match framing {
             Framing::Length(0) => State::Done,
             Framing::Length(n) => State::Length(n),
-            Framing::Chunked => State::Size,
+            Framing::Chunked => State::Size { searched: 0 },
             Framing::Close => State::Close,
         };
         Decoder { state }
@@ -98,7 +100,7 @@ impl Decoder {
             }
             State::Close => buf.split().freeze(),
             // `settle` leaves these only when `buf` holds no more of them.
-            State::Size | State::DataEnd | State::Trailers(_) => return Ok(Step::More),
+            State::Size { .. } | State::DataEnd | State::Trailers { .. } => return Ok(Step::More),
         };
         match self.state {
             State::Length(0) => self.state = State::Done,
@@ -123,42 +125,81 @@ impl Decoder {
     /// Takes the framing bytes at the front of `buf` that carry no data.
     fn settle(&mut self, buf: &mut BytesMut) -> Result<(), H1Error> {
         loop {
-            match self.state {
-                State::Size => match httparse::parse_chunk_size(buf) {
-                    Ok(httparse::Status::Complete((used, size))) => {
-                        buf.advance(used);
-                        self.state = match size {
-                            0 => State::Trailers(0),
-                            n => State::Data(n),
-                        };
-                    }
-                    Ok(httparse::Status::Partial) if buf.len() <= MAX_CHUNK_LINE => return Ok(()),
-                    _ => return Err(H1Error::ChunkSize),
-                },
-                State::DataEnd => match buf.get(..2) {
-                    None if buf.first().is_none_or(|b| *b == b'\r') => return Ok(()),
-                    Some(b"\r\n") => {
-                        buf.advance(2);
-                        self.state = State::Size;
-                    }
-                    _ => return Err(H1Error::ChunkEnd),
-                },
-                State::Trailers(read) => match memchr::memmem::find(buf, b"\r\n") {
-                    Some(0) => {
-                        buf.advance(2);
-                        self.state = State::Done;
-                    }
-                    Some(line) if read + line + 2 <= MAX_TRAILERS => {
-                        buf.advance(line + 2);
-                        self.state = State::Trailers(read + line + 2);
-                    }
-                    None if read + buf.len() <= MAX_TRAILERS => return Ok(()),
-                    _ => return Err(H1Error::TrailersTooLarge),
-                },
+            let next = match self.state {
+                State::Size { searched } => size_line(buf, searched)?,
+                State::DataEnd => data_end(buf)?,
+                State::Trailers { read, searched } => trailer(buf, read, searched)?,
                 State::Length(_) | State::Data(_) | State::Close | State::Done => return Ok(()),
+            };
+            match next {
+                Next::Read(state) => self.state = state,
+                Next::Wait(state) => {
+                    self.state = state;
+                    return Ok(());
+                }
             }
         }
     }
+}
+
+/// Where reading the framing at the front of a buffer got.
+enum Next {
+    /// Past what it read, to this state.
+    Read(State),
+    /// To this state, which needs bytes not read yet.
+    Wait(State),
+}
+
+/// Takes a chunk size line, `searched` of it searched for its end already.
+fn size_line(buf: &mut BytesMut, mut searched: usize) -> Result<Next, H1Error> {
+    let end = line::end(buf, &mut searched, MAX_CHUNK_LINE).map_err(|_| H1Error::ChunkSize)?;
+    let Some(len) = end else {
+        return Ok(Next::Wait(State::Size { searched }));
+    };
+    let size = line::chunk_size(&buf[..len - 2]).ok_or(H1Error::ChunkSize)?;
+    buf.advance(len);
+    Ok(Next::Read(match size {
+        0 => State::Trailers {
+            read: 0,
+            searched: 0,
+        },
+        n => State::Data(n),
+    }))
+}
+
+/// Takes the CRLF after a chunk's data.
+fn data_end(buf: &mut BytesMut) -> Result<Next, H1Error> {
+    match buf.get(..2) {
+        None if buf.first().is_none_or(|b| *b == b'\r') => Ok(Next::Wait(State::DataEnd)),
+        Some(b"\r\n") => {
+            buf.advance(2);
+            Ok(Next::Read(State::Size { searched: 0 }))
+        }
+        _ => Err(H1Error::ChunkEnd),
+    }
+}
+
+/// Takes the next line of the trailer section, `read` bytes of it read so far and `searched`
+/// of this line: a field line, checked and dropped, or the empty line that ends the body.
+fn trailer(buf: &mut BytesMut, read: usize, mut searched: usize) -> Result<Next, H1Error> {
+    let end = line::end(buf, &mut searched, MAX_TRAILERS - read).map_err(|e| match e {
+        line::Unended::TooLong => H1Error::TrailersTooLarge,
+        line::Unended::BareLf => H1Error::Trailer,
+    })?;
+    let Some(len) = end else {
+        return Ok(Next::Wait(State::Trailers { read, searched }));
+    };
+    if len > 2 && !line::is_field_line(&buf[..len - 2]) {
+        return Err(H1Error::Trailer);
+    }
+    buf.advance(len);
+    Ok(Next::Read(match len {
+        2 => State::Done,
+        _ => State::Trailers {
+            read: read + len,
+            searched: 0,
+        },
+    }))
 }
 
 #[cfg(test)]
@@ -248,6 +289,35 @@ mod tests {
         let mut chunked = Decoder::new(Framing::Chunked);
         assert!(matches!(chunked.end_of_connection(), Err(H1Error::Closed)));
         assert!(Decoder::new(Framing::Length(0)).end_of_connection().is_ok());
+    }
+
+    /// What the differential test (`fuzz`) found read otherwise than RFC 9112 writes it, when
+    /// chunk lines were read by `httparse::parse_chunk_size` and trailers were not read at all.
+    #[test]
+    fn chunk_lines_and_trailers_are_read_as_rfc_9112_writes_them() {
+        for wire in [
+            // An empty size line was the last chunk; a stray LF, a trailer that is no field
+            // line, an unterminated quoted extension went through.
+            &b"5\r\nhello\r\n\r\n\r\n"[..],
+            b"0\r\n\n",
+            b"0\r\nbad line\r\n\r\n",
+            b"0;a=\"open\r\n\r\n",
+            b"5;a\nb\r\nhello\r\n0\r\n\r\n",
+            b"5;a\x00\r\nhello\r\n0\r\n\r\n",
+        ] {
+            let read = feed(Framing::Chunked, wire, wire.len());
+            assert!(
+                read.is_err(),
+                "{:?}: {read:?}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+        // A size with more leading zeros than a u64 has hex digits was refused.
+        let zeros = b"000000000000000005\r\nhello\r\n0\r\nx-t: 1\r\n\r\n";
+        assert_eq!(
+            feed(Framing::Chunked, zeros, 3).unwrap(),
+            (b"hello".to_vec(), true)
+        );
     }
 
     #[test]

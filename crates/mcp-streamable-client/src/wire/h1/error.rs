@@ -21,6 +21,8 @@ pub(crate) enum H1Error {
     ChunkSize,
     /// A chunk's data not followed by CRLF.
     ChunkEnd,
+    /// A trailer line that is not a field line.
+    Trailer,
     /// Trailer fields longer than the bound on them.
     TrailersTooLarge,
 }
@@ -38,6 +40,7 @@ impl fmt::Display for H1Error {
             H1Error::ContentLength => f.write_str("invalid Content-Length"),
             H1Error::ChunkSize => f.write_str("invalid chunk size line"),
             H1Error::ChunkEnd => f.write_str("chunk data not followed by CRLF"),
+            H1Error::Trailer => f.write_str("invalid trailer field line"),
             H1Error::TrailersTooLarge => f.write_str("trailer section too large"),
         }
     }

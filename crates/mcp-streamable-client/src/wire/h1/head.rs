@@ -141,8 +141,14 @@ impl Fields {
                 self.length = Some(n);
             }
         } else if name == TRANSFER_ENCODING {
-            let last = value.rsplit(|b| *b == b',').next().unwrap_or(value);
-            self.chunked = Some(last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            // The last coding named: empty list elements do not count (RFC 9110, section
+            // 5.6.1.2), and a field of none leaves the body to the close.
+            let mut codings = value.rsplit(|b| *b == b',').map(<[u8]>::trim_ascii);
+            let last = codings
+                .find(|coding| !coding.is_empty())
+                .unwrap_or_default();
+            let chunked = last.eq_ignore_ascii_case(b"chunked");
+            self.chunked = Some(chunked || (self.chunked == Some(true) && last.is_empty()));
         } else if name == CONNECTION {
             let mut tokens = value.split(|b| *b == b',');
             self.close |= tokens.any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"));
@@ -324,6 +330,19 @@ mod tests {
         );
         assert_eq!(
             case("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n"),
+            (Framing::Close, false)
+        );
+        // Empty list elements do not count (found by the differential test, `fuzz`).
+        assert_eq!(
+            case("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked,\r\n\r\n"),
+            (Framing::Chunked, true)
+        );
+        assert_eq!(
+            case("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntransfer-encoding:\r\n\r\n"),
+            (Framing::Chunked, true)
+        );
+        assert_eq!(
+            case("HTTP/1.1 200 OK\r\ntransfer-encoding: ,\r\n\r\n"),
             (Framing::Close, false)
         );
     }

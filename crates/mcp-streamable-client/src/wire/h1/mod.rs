@@ -1,4 +1,5 @@
-//! HTTP/1.1 connections of the client's own, for plain requests to the configured endpoint.
+//! HTTP/1.1 connections of the client's own, for the requests to the configured endpoint: plain,
+//! or over TLS when the server chose HTTP/1.1 by ALPN.
 //!
 //! One exchange at a time, driven by whoever awaits it: the request's head, written straight
 //! from the request's parts, goes out with its body in one write; the answer's head is parsed
@@ -10,13 +11,19 @@
 //!
 //! What it does not do, no request of the client needs: pipelining, upgrades,
 //! `Expect: 100-continue`, request bodies of unknown length. What a server may do, it handles:
-//! interim (1xx) answers, bodies framed by length, by chunks (extensions and trailers read
-//! and dropped) or by the close, `Connection: close`, HTTP/1.0 answers (never reused), heads
-//! up to [`MAX_HEAD`](head::MAX_HEAD) bytes.
+//! interim (1xx) answers, bodies framed by length, by chunks (extensions and trailers checked
+//! against RFC 9112's grammar, then dropped: [`line`]) or by the close (over TLS, a close
+//! without `close_notify` is an error: it may be a cut, RFC 9112 section 9.8),
+//! `Connection: close`, HTTP/1.0 answers (never reused), heads up to
+//! [`MAX_HEAD`](head::MAX_HEAD) bytes. The decoders are fuzzed against `httparse` and a reading
+//! of RFC 9112 (`fuzz`, `cargo xtask fuzz`).
 
 mod decode;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod head;
+mod line;
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -25,8 +32,8 @@ use std::task::{Context, Poll, Waker, ready};
 
 use bytes::{Bytes, BytesMut};
 use http::response::Parts;
+use mcp_http_client::Stream;
 use tokio::io::AsyncWrite;
-use tokio::net::TcpStream;
 
 pub(crate) use decode::{Decoder, Step};
 pub(crate) use error::H1Error;
@@ -43,7 +50,7 @@ const MIN_ROOM: usize = 1024;
 /// One HTTP/1.1 connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    tcp: TcpStream,
+    io: Stream,
     /// Bytes read and not yet taken: the rest of a head, or of a body.
     read: BytesMut,
     /// The request's head, and its body when no larger than [`MAX_COPIED_BODY`]: what a
@@ -71,9 +78,9 @@ pub(crate) enum Failed {
 }
 
 impl Conn {
-    pub(crate) fn new(tcp: TcpStream) -> Conn {
+    pub(crate) fn new(io: Stream) -> Conn {
         Conn {
-            tcp,
+            io,
             read: BytesMut::new(),
             head: Vec::with_capacity(256),
             sent: 0,
@@ -92,17 +99,11 @@ impl Conn {
     /// syscall: the runtime has seen no readiness on it since the end of its last answer, or a
     /// read finds nothing. The server's close, or an answer to no request (a `408` some servers
     /// send before closing an idle connection), makes it unusable before a request is written
-    /// on it and read the wrong answer.
+    /// on it and read the wrong answer. Over TLS, what the server sent that carries no data (a
+    /// session ticket) is taken in passing and leaves the connection silent.
     pub(crate) fn is_silent(&mut self) -> bool {
         let mut noop = Context::from_waker(Waker::noop());
-        match self.tcp.poll_read_ready(&mut noop) {
-            Poll::Pending => true,
-            Poll::Ready(Err(_)) => false,
-            Poll::Ready(Ok(())) => {
-                let read = self.tcp.try_read_buf(&mut self.read);
-                matches!(read, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-            }
-        }
+        self.poll_fill(&mut noop).is_pending()
     }
 
     /// Writes a request, its head written by `write_head` and `body` after it, and reads the
@@ -184,7 +185,7 @@ impl Conn {
     }
 
     /// Writes the head, then `body` (empty when copied behind the head), in as few writes as
-    /// the socket takes.
+    /// the socket takes, and flushes what TLS may hold back.
     fn poll_write_all(&mut self, cx: &mut Context<'_>, body: &[u8]) -> Poll<io::Result<()>> {
         let total = self.head.len() + body.len();
         while self.sent < total {
@@ -192,18 +193,18 @@ impl Conn {
                 Some(head) => (head, body),
                 None => (&[][..], &body[self.sent - self.head.len()..]),
             };
-            let tcp = Pin::new(&mut self.tcp);
+            let io = Pin::new(&mut self.io);
             let n = if body.is_empty() {
-                ready!(tcp.poll_write(cx, head))?
+                ready!(io.poll_write(cx, head))?
             } else {
-                ready!(tcp.poll_write_vectored(cx, &[IoSlice::new(head), IoSlice::new(body)]))?
+                ready!(io.poll_write_vectored(cx, &[IoSlice::new(head), IoSlice::new(body)]))?
             };
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.sent += n;
         }
-        Poll::Ready(Ok(()))
+        Pin::new(&mut self.io).poll_flush(cx)
     }
 
     /// Reads what the socket has into the read buffer: the number of bytes, 0 at its end.
@@ -216,7 +217,7 @@ impl Conn {
             self.read.reserve(READ_CHUNK);
         }
         let n = ready!(tokio_util::io::poll_read_buf(
-            Pin::new(&mut self.tcp),
+            Pin::new(&mut self.io),
             cx,
             &mut self.read
         ))?;
