@@ -35,6 +35,20 @@
 //!   with `--executions-log PATH` appends `<key> <pid>` to `PATH` as it starts (the tests of
 //!   several nodes count how often a call ran).
 //!
+//! And for 2026-07-28 clients only:
+//!
+//! - `subscriptions/listen`: listen streams served by the server crate's `Subscriptions`,
+//!   which hear the changes announced on every node (Redis's bus with `--redis`);
+//! - `notify_change {list | uri}`: announces that the `tools`, `prompts` or `resources` list
+//!   changed, or that resource `uri` was updated, to every listen stream of every node;
+//! - `confirm {text}`: answers with an input-required result (an elicitation) whose
+//!   `requestState` is the text sealed by `StateSealer`, and the retry with the text, if the
+//!   state holds (a tampered, expired or foreign one is -32602): `--state-key HEX` gives every
+//!   node the same key;
+//! - `lookup {region, key}`: declares both arguments `x-mcp-header`, and the server
+//!   (`Config::tool_headers`) refuses a call whose `Mcp-Param-Region`/`Mcp-Param-Key` headers do
+//!   not match them.
+//!
 //! The application is `support/echo_app.rs`, which `tests/it` also drives.
 //!
 //! With the `--auth-*` flags the server is protected (MCP authorization): every request needs a
@@ -79,10 +93,11 @@ use clap::builder::BoolishValueParser;
 use mcp_streamable_http::auth::{Guard, dpop, jwt::JwtVerifier};
 use mcp_streamable_http::redis::RedisBackend;
 use mcp_streamable_http::server::{
-    Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
+    Config, DEFAULT_IDLE_TIMEOUT, InMemoryBus, InMemoryEventStore, StateSealer,
+    StreamableHttpService,
 };
 use support::cli::Allowed;
-use support::{echo_app, serve};
+use support::{echo_app, echo_modern, serve};
 
 /// Where the server listens unless told: loopback, so that trying it exposes nothing, on the
 /// port the README's commands use.
@@ -114,6 +129,11 @@ struct Args {
     /// Appends `<key> <pid>` to PATH whenever the `count` tool starts.
     #[arg(long, env = "MCP_EXECUTIONS_LOG", value_name = "PATH")]
     executions_log: Option<PathBuf>,
+    /// The key `confirm` seals its `requestState` with, 64 hexadecimal digits: one key for
+    /// every node, so that a retry is verified on whichever it lands (a random one by default,
+    /// which only this process knows).
+    #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", value_parser = state_key)]
+    state_key: Option<[u8; 32]>,
     #[command(flatten)]
     allowed: Allowed,
     #[command(flatten)]
@@ -145,9 +165,14 @@ struct RedisOptions {
 }
 
 impl RedisOptions {
-    /// Connects to Redis and gives `config` its three seams, or returns `config` as it is when
-    /// `--redis` was not given.
-    async fn apply(self, config: Config, idle_timeout: Duration) -> anyhow::Result<Config> {
+    /// Connects to Redis and gives `config` its three seams, and the listen streams their bus,
+    /// or returns `config` as it is (and a bus of this process) when `--redis` was not given.
+    async fn apply(
+        self,
+        config: Config,
+        idle_timeout: Duration,
+        sealer: StateSealer,
+    ) -> anyhow::Result<Config> {
         let Some(url) = self.url else {
             if self.node.is_some()
                 || self.peer_addr.is_some()
@@ -159,6 +184,7 @@ impl RedisOptions {
                      several: they go with --redis"
                 );
             }
+            echo_modern::configure(InMemoryBus::default(), sealer);
             return Ok(config);
         };
         let mut options =
@@ -183,6 +209,7 @@ impl RedisOptions {
             backend.node(),
             backend.address()
         );
+        echo_modern::configure(backend.notification_bus(), sealer);
         Ok(config.cluster(backend.cluster()))
     }
 }
@@ -230,6 +257,20 @@ impl AuthOptions {
     }
 }
 
+/// `--state-key`: 32 bytes in 64 hexadecimal digits.
+fn state_key(value: &str) -> Result<[u8; 32], String> {
+    let digits = value.as_bytes();
+    let mut key = [0; 32];
+    if digits.len() != 64 {
+        return Err("64 hexadecimal digits (32 bytes)".to_owned());
+    }
+    for (byte, pair) in key.iter_mut().zip(digits.chunks(2)) {
+        let pair = std::str::from_utf8(pair).map_err(|e| e.to_string())?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{pair:?} is not hexadecimal"))?;
+    }
+    Ok(key)
+}
+
 /// Seconds, above 0: `--idle-timeout` and `--resume-window`.
 fn seconds(value: &str) -> Result<Duration, String> {
     value
@@ -267,8 +308,22 @@ async fn main() -> anyhow::Result<()> {
         config = config.event_store(InMemoryEventStore::default());
     }
     config = args.allowed.apply(config);
+    let key = match args.state_key {
+        Some(key) => key,
+        None if args.redis.url.is_some() => {
+            eprintln!(
+                "no --state-key: confirm's states are sealed with a key of this node's own, which \
+                 the other nodes refuse"
+            );
+            echo_modern::random_key()
+        }
+        None => echo_modern::random_key(),
+    };
+    let sealer = StateSealer::new("k1", &key)?;
     // After the in-memory store, which Redis's replaces.
-    config = args.redis.apply(config, idle_timeout).await?;
+    config = args.redis.apply(config, idle_timeout, sealer).await?;
+    // The server checks the Mcp-Param-* headers of calls against the tools' declarations.
+    config = config.tool_headers(echo_modern::tool_headers(&echo_app::tools(true)));
     if let Some(guard) = args.auth.guard()? {
         eprintln!(
             "protected: tokens from {}",

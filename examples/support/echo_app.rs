@@ -17,12 +17,17 @@ use mcp_streamable_http::transport::{Connection, Outgoing, Sender};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::echo_modern;
+
 /// The protocol revisions of the session family this server speaks, newest last.
 pub const VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The `_meta` key under which a 2026-07-28 result names the server that produced it (the
 /// revision's `ResultMetaObject`): with no `initialize`, it is how a client learns who answered.
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The per-request revision: a connection speaking it, or later, serves one request.
+const PER_REQUEST: &str = "2026-07-28";
 
 /// How long `ping_client` waits for the client's answer.
 const CLIENT_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -70,6 +75,12 @@ pub async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
     };
     while let Ok(Some(message)) = conn.recv().await {
         match message {
+            // A per-request connection carries one request: a listen stream is served here.
+            Message::Request(request) if conn.sender().protocol_version() >= PER_REQUEST => {
+                if let Some(request) = echo_modern::listen(&mut conn, request).await {
+                    answer(&session, request).await;
+                }
+            }
             Message::Request(request) => {
                 let session = session.clone();
                 tokio::spawn(async move { answer(&session, request).await });
@@ -94,14 +105,14 @@ async fn answer(session: &Session, request: RpcRequest) {
     // A connection of the per-request family (2026-07-28) serves this one request; its
     // results say they are complete and who produced them, and lists and discovery say how
     // long they may be cached.
-    let modern = sender.protocol_version() >= ProtocolVersion::PER_REQUEST[0].as_str();
+    let modern = sender.protocol_version() >= PER_REQUEST;
     let result = match (request.method.as_str(), modern) {
         ("initialize", false) => Ok(initialize_result(&params)),
         ("ping", false) => Ok(json!({})),
         // 2026-07-28 has no `logging/setLevel`: it left the protocol with sessions.
         ("logging/setLevel", false) => set_level(session, &params),
         ("server/discover", true) => Ok(discover_result()),
-        ("tools/list", _) => Ok(tools()),
+        ("tools/list", _) => Ok(tools(modern)),
         ("tools/call", _) => call_tool(session, &request, &params).await,
         (other, _) => Err(ErrorObject::new(
             code::METHOD_NOT_FOUND,
@@ -110,7 +121,9 @@ async fn answer(session: &Session, request: RpcRequest) {
     };
     let result = match result {
         Ok(mut value) if modern => {
-            value["resultType"] = json!("complete");
+            if value.get("resultType").is_none() {
+                value["resultType"] = json!("complete");
+            }
             value["_meta"][SERVER_INFO_META] = server_info();
             if matches!(request.method.as_str(), "tools/list" | "server/discover") {
                 value["ttlMs"] = json!(0);
@@ -174,11 +187,23 @@ fn discover_result() -> Value {
     versions.sort_unstable_by(|a, b| b.cmp(a));
     json!({
         "supportedVersions": versions,
-        "capabilities": {"tools": {}},
+        "capabilities": {"tools": {"listChanged": true}},
     })
 }
 
-fn tools() -> Value {
+/// The tools, as `tools/list` gives them: with the per-request ones for a per-request client.
+pub fn tools(per_request: bool) -> Value {
+    let mut listed = session_tools();
+    if per_request {
+        listed["tools"]
+            .as_array_mut()
+            .expect("a list")
+            .extend(echo_modern::tools());
+    }
+    listed
+}
+
+fn session_tools() -> Value {
     let tool = |name: &str, description: &str, properties: Value| json!({"name": name, "description": description, "inputSchema": {"type": "object", "properties": properties}});
     json!({"tools": [
         tool("echo", "Returns the text it is given.", json!({"text": {"type": "string"}})),
@@ -201,10 +226,16 @@ async fn call_tool(
 ) -> Result<Value, ErrorObject> {
     let (sender, pending) = (&session.sender, &session.pending);
     let args = &params["arguments"];
+    let name = params["name"].as_str().unwrap_or_default();
+    if sender.protocol_version() >= PER_REQUEST
+        && let Some(result) = echo_modern::call(name, params).await
+    {
+        return result;
+    }
     let failed = |e: mcp_streamable_http::transport::Error| {
         ErrorObject::new(code::INTERNAL_ERROR, format!("transport: {}", chain(&e)))
     };
-    match params["name"].as_str().unwrap_or_default() {
+    match name {
         "echo" => Ok(text(args["text"].as_str().unwrap_or_default())),
         "progress" => {
             let steps = args["steps"].as_u64().unwrap_or(3).min(10_000);

@@ -7,4 +7,5 @@ mod echo;
 mod faults;
 mod nodes;
 mod oauth;
+mod per_request;
 mod protected;
