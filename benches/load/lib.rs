@@ -15,8 +15,9 @@
 //! (`cargo test -p xtask`, `layers.rs`) holds the code to this list:
 //!
 //! 1. `suite`: `mcp-load-suite`, which runs the programs below and writes the tables.
-//! 2. `generator`, `client`, `failover`, `serve`: the programs, `mcp-load` (plain hyper
-//!    sessions), `mcp-client-load` (a client library under load), `mcp-failover`, and the
+//! 2. `generator`, `client`, `failover`, `fanout`, `serve`: the programs, `mcp-load` (plain
+//!    hyper sessions), `mcp-client-load` (a client library under load), `mcp-failover`,
+//!    `mcp-listen-fanout` (a change to every listen stream of two nodes), and the
 //!    servers this package builds (`mcp-ceiling`, `mcp-flood`, `rmcp-echo`, `mcp-proxy`).
 //! 3. `measure`, `redis`: the closed loop's clock and accounts, which make the one report of
 //!    both load generators; a `redis-server` of the benchmark's own, and what Redis says of
@@ -29,6 +30,7 @@
 
 pub mod client;
 pub mod failover;
+pub mod fanout;
 pub mod generator;
 pub mod serve;
 pub mod suite;
