@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! MCP_CONFORMANCE_SCENARIO=initialize cargo run --example conformance_client -- URL
+//! cargo run --example conformance_client -- --scenario initialize URL
 //! ```
 //!
 //! The suite starts a test server for a scenario, then runs this program with the server's URL
@@ -35,6 +36,7 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use clap::Parser as _;
 use mcp_streamable_http::client::Client;
 use mcp_streamable_http::oauth::{
     DpopKey, IdentityProvider, OAuth, OAuthBuilder, PrivateKeyJwt, Registration, Secret,
@@ -46,9 +48,7 @@ use rmcp::model::{
 };
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::json;
-
-#[path = "support/browser.rs"]
-mod browser;
+use support::browser;
 
 /// The whole scenario must finish within this, well inside the suite's own 30 s limit.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(20);
@@ -58,26 +58,58 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// browser reads the redirect instead of following it.
 const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
+/// The client the official MCP conformance suite drives, one scenario a run. The suite appends
+/// the test server's URL to the command line and names the rest in the environment variables
+/// shown (its own names, not `MCP_` and the flag's): the flags are for running it by hand.
+#[derive(Debug, clap::Parser)]
+#[command(name = "conformance_client")]
+struct Args {
+    /// The test server's MCP endpoint.
+    #[arg(env = "MCP_URL", value_name = "URL", value_parser = http_url)]
+    url: String,
+    /// The scenario to run: initialize, tools_call, sse-retry, request-metadata,
+    /// http-standard-headers, auth/*.
+    #[arg(long, env = "MCP_CONFORMANCE_SCENARIO")]
+    scenario: String,
+    /// The protocol revision to speak; the newest with an `initialize` when not given.
+    #[arg(long, env = "MCP_CONFORMANCE_PROTOCOL_VERSION", value_name = "VERSION")]
+    protocol_version: Option<String>,
+    /// The credentials of the `auth/*` scenarios, a JSON object.
+    #[arg(
+        long,
+        env = "MCP_CONFORMANCE_CONTEXT",
+        value_name = "JSON",
+        hide_env_values = true
+    )]
+    context: Option<String>,
+}
+
+/// An `http` or `https` URL.
+fn http_url(value: &str) -> Result<String, String> {
+    if value.starts_with("http://") || value.starts_with("https://") {
+        Ok(value.to_owned())
+    } else {
+        Err("an http:// or https:// URL".to_owned())
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let url = std::env::args()
-        .next_back()
-        .filter(|arg| arg.starts_with("http"))
-        .context("usage: conformance_client URL (with MCP_CONFORMANCE_SCENARIO set)")?;
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO")
-        .context("MCP_CONFORMANCE_SCENARIO names the scenario to run")?;
-    tokio::time::timeout(SCENARIO_LIMIT, run(&url, &scenario))
+    let args = Args::parse();
+    let scenario = args.scenario.clone();
+    tokio::time::timeout(SCENARIO_LIMIT, run(&args))
         .await
         .with_context(|| format!("scenario {scenario} did not finish in {SCENARIO_LIMIT:?}"))??;
     eprintln!("conformance_client: {scenario} done");
     Ok(())
 }
 
-async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
+async fn run(args: &Args) -> anyhow::Result<()> {
+    let (url, scenario) = (args.url.as_str(), args.scenario.as_str());
     let tools: &[(&str, serde_json::Value)] = match scenario {
         "initialize" => &[],
         "tools_call" => &[("add_numbers", json!({"a": 5, "b": 3}))],
@@ -98,13 +130,13 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     // The revision the suite asks for, if it names one; otherwise the newest with an initialize
     // handshake. rmcp runs the lifecycle of the revision: initialize up to 2025-11-25, the
     // per-request protocol from 2026-07-28, which the transport carries with its headers.
-    let version = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
-        Ok(asked) => ProtocolVersion::KNOWN_VERSIONS
+    let version = match &args.protocol_version {
+        Some(asked) => ProtocolVersion::KNOWN_VERSIONS
             .iter()
             .find(|known| known.as_str() == asked)
             .cloned()
             .with_context(|| format!("protocol version {asked} is not one this client runs"))?,
-        Err(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
+        None => ProtocolVersion::LATEST_WITH_INITIALIZE,
     };
     let mut config = ClientConfig::default();
     config.protocol_version = version.clone();
@@ -119,7 +151,7 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     let standalone = scenario != "sse-retry";
     let mut builder = Client::builder(url).standalone_stream(standalone);
     if scenario.starts_with("auth/") {
-        builder = builder.auth(oauth(url, scenario)?);
+        builder = builder.auth(oauth(url, scenario, args.context.as_deref())?);
     }
     let connection = builder.build()?.connect().await?;
     let transport = mcp_streamable_http::rmcp_adapter::client(connection);
@@ -176,11 +208,11 @@ async fn run(url: &str, scenario: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The OAuth provider of an `auth/*` scenario, from the suite's context.
-fn oauth(url: &str, scenario: &str) -> anyhow::Result<OAuth> {
-    let context: serde_json::Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
-        Ok(json) => serde_json::from_str(&json).context("MCP_CONFORMANCE_CONTEXT")?,
-        Err(_) => json!({}),
+/// The OAuth provider of an `auth/*` scenario, from the suite's `context`.
+fn oauth(url: &str, scenario: &str, context: Option<&str>) -> anyhow::Result<OAuth> {
+    let context: serde_json::Value = match context {
+        Some(json) => serde_json::from_str(json).context("MCP_CONFORMANCE_CONTEXT")?,
+        None => json!({}),
     };
     let text = |key: &str| context.get(key).and_then(|v| v.as_str());
     let mut builder = OAuth::builder(url).client_name("mcp-streamable-http-conformance-client");

@@ -3,7 +3,7 @@
 //! `mcp-rmcp`, with every fixture the suite's server scenarios ask for.
 //!
 //! ```text
-//! cargo run --example conformance_server -- [--addr 127.0.0.1:0]
+//! cargo run --example conformance_server -- [--addr 127.0.0.1:0]   # or MCP_ADDR=127.0.0.1:0
 //! ```
 //!
 //! It prints `listening on http://ADDR/mcp` first and serves MCP at `/mcp` on loopback, with
@@ -34,16 +34,13 @@
 // revision; the suite tests the 2025-11-25 revision, which has them.
 #![allow(deprecated)]
 
-#[path = "support/serve.rs"]
-mod serve;
-
 use mcp_streamable_http::http;
 use std::collections::HashSet;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use clap::Parser as _;
 use mcp_streamable_http::jsonrpc::Id;
 use mcp_streamable_http::server::{
     Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
@@ -62,6 +59,7 @@ use rmcp::service::{OriginatingRequestId, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use support::serve;
 
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -74,32 +72,25 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let addr = parse_args()?;
+    let addr = Args::parse().addr;
     let config = Config::default().event_store(InMemoryEventStore::default());
     let service = StreamableHttpService::new(config, session);
 
     serve::serve(addr, service).await
 }
 
-fn parse_args() -> anyhow::Result<SocketAddr> {
-    let mut addr = SocketAddr::from(([127, 0, 0, 1], 0));
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args.next().context("--addr needs a value")?;
-                addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "-h" | "--help" => {
-                println!("usage: conformance_server [--addr IP:PORT]");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(addr)
+/// Where the server listens unless told: loopback, a port the OS picks (the suite reads the
+/// address from the first line).
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
+/// The server the official MCP conformance suite tests (`cargo xtask conformance`); every flag
+/// can also be set by the environment variable shown beside it.
+#[derive(Debug, clap::Parser)]
+#[command(name = "conformance_server")]
+struct Args {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
+    addr: SocketAddr,
 }
 
 /// One session: one rmcp service over the session's connection.

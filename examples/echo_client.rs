@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080   # in one terminal
-//! cargo run --example echo_client -- http://127.0.0.1:8080/mcp
+//! cargo run --example echo_client -- http://127.0.0.1:8080/mcp   # or MCP_URL=http://...
 //! ```
 //!
 //! It initialises a session, lists the tools, calls `echo`, calls `progress` (printing each
@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use clap::Parser as _;
 use mcp_streamable_http::client::{Client, ClientConnection, ClientSender};
 use mcp_streamable_http::jsonrpc::{
     ErrorObject, Message, Notification, Request, Response, to_raw_value,
@@ -98,15 +99,23 @@ async fn read_loop(
     }
 }
 
+/// A client of the echo server: initializes a session, lists the tools, calls `echo`,
+/// `progress` and `ping_client`, closes the session.
+#[derive(Debug, clap::Parser)]
+#[command(name = "echo_client")]
+struct Args {
+    /// The server's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
+    #[arg(env = "MCP_URL", value_name = "URL")]
+    url: String,
+}
+
 fn text_of(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let url = std::env::args()
-        .nth(1)
-        .context("usage: echo_client URL (e.g. http://127.0.0.1:8080/mcp)")?;
+    let url = Args::parse().url;
     let conn = Client::builder(&url).build()?.connect().await?;
     let sender = conn.sender();
     let (stop, stopped) = oneshot::channel();

@@ -3,10 +3,15 @@
 //!
 //! ```text
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
+//!     [--allowed-host NAME]... [--allowed-origin ORIGIN]...
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]]
 //!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
 //!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
+//! MCP_ADDR=127.0.0.1:8080 MCP_REDIS=redis://127.0.0.1:6379/ cargo run --example echo_server
 //! ```
+//!
+//! Every flag can be set by an environment variable instead, `MCP_` and the flag's name in
+//! upper snake case (`--peer-addr`: `MCP_PEER_ADDR`); `--help` lists them.
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port) and serves MCP at
 //! `/mcp`, both families on one endpoint: sessions through `initialize` (2025-03-26,
@@ -56,43 +61,86 @@
 //! session's keys in Redis. Without `--redis` the stores are in memory and nothing of this is
 //! in play.
 //!
+//! It answers requests whose `Host` is a loopback name, and those from pages served from
+//! loopback (DNS rebinding protection): behind a reverse proxy or under a public name,
+//! `--allowed-host NAME` adds names to answer (repeatable), and `--allowed-origin ORIGIN` lists
+//! the origins of the browser pages allowed in place of loopback ones.
+//!
 //! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
 //! `RUST_LOG=debug` shows what the transport does.
 
-#[path = "support/echo_app.rs"]
-mod echo_app;
-#[path = "support/serve.rs"]
-mod serve;
-
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use clap::Parser as _;
+use clap::builder::BoolishValueParser;
 use mcp_streamable_http::auth::{Guard, dpop, jwt::JwtVerifier};
 use mcp_streamable_http::redis::RedisBackend;
 use mcp_streamable_http::server::{
     Config, DEFAULT_IDLE_TIMEOUT, InMemoryEventStore, StreamableHttpService,
 };
+use support::cli::Allowed;
+use support::{echo_app, serve};
 
-struct Options {
+/// Where the server listens unless told: loopback, so that trying it exposes nothing, on the
+/// port the README's commands use.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+/// A small but real MCP server over the Streamable HTTP transport (see the example's docs for
+/// its tools). Every flag can also be set by the environment variable shown beside it, a flag
+/// given on the command line winning; a switch's variable takes `true` or `false` (or `1`,
+/// `0`, `yes`, `no`, `on`, `off`).
+#[derive(Debug, clap::Parser)]
+#[command(name = "echo_server")]
+struct Args {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
+    /// Replies in `application/json` rather than SSE streams.
+    #[arg(long, env = "MCP_JSON_RESPONSE", value_parser = BoolishValueParser::new())]
     json_response: bool,
+    /// No sessions: each POST served on its own.
+    #[arg(long, env = "MCP_STATELESS", value_parser = BoolishValueParser::new())]
     stateless: bool,
-    event_store: bool,
-    idle_timeout: Duration,
+    /// Streams not resumable: no event store.
+    #[arg(long, env = "MCP_NO_EVENT_STORE", value_parser = BoolishValueParser::new())]
+    no_event_store: bool,
+    /// How long a session may stay idle before it ends, in seconds (30 minutes by default); on
+    /// Redis, the lifetime of a session's keys too.
+    #[arg(long, env = "MCP_IDLE_TIMEOUT", value_name = "SECS", value_parser = seconds)]
+    idle_timeout: Option<Duration>,
+    /// Appends `<key> <pid>` to PATH whenever the `count` tool starts.
+    #[arg(long, env = "MCP_EXECUTIONS_LOG", value_name = "PATH")]
+    executions_log: Option<PathBuf>,
+    #[command(flatten)]
+    allowed: Allowed,
+    #[command(flatten)]
     auth: AuthOptions,
+    #[command(flatten)]
     redis: RedisOptions,
-    executions_log: Option<std::path::PathBuf>,
 }
 
 /// `--redis URL [--node NAME] [--peer-addr ADDR]`: one node of several, sharing their sessions
 /// through Redis.
-#[derive(Default)]
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Several nodes")]
 struct RedisOptions {
+    /// Makes this server one node of several sharing their sessions through the Redis at URL.
+    #[arg(long = "redis", env = "MCP_REDIS", value_name = "URL")]
     url: Option<String>,
+    /// The node's name, unique among the nodes (a random UUID by default).
+    #[arg(long, env = "MCP_NODE", value_name = "NAME")]
     node: Option<String>,
+    /// Where to listen for the other nodes (a free loopback port by default).
+    #[arg(long, env = "MCP_PEER_ADDR", value_name = "IP:PORT")]
     peer_addr: Option<SocketAddr>,
+    /// The address the other nodes are told to reach this one at, when not `--peer-addr`.
+    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP:PORT")]
     advertise: Option<SocketAddr>,
+    /// How long a finished stream's events are kept, in seconds (60 by default).
+    #[arg(long, env = "MCP_RESUME_WINDOW", value_name = "SECS", value_parser = seconds)]
     resume_window: Option<Duration>,
 }
 
@@ -140,12 +188,23 @@ impl RedisOptions {
 }
 
 /// The `--auth-*` flags: all of issuer, key set and audience, or none.
-#[derive(Default)]
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Authorization")]
 struct AuthOptions {
+    /// Protects the server: tokens must be JWTs issued by ISS (compared with `iss` exactly).
+    #[arg(long = "auth-issuer", env = "MCP_AUTH_ISSUER", value_name = "ISS")]
     issuer: Option<String>,
+    /// The key set the tokens are signed with (https, or http to the loopback).
+    #[arg(long = "auth-jwks-url", env = "MCP_AUTH_JWKS_URL", value_name = "URL")]
     jwks_url: Option<String>,
+    /// The audience the tokens must name: the endpoint's URL as clients use it.
+    #[arg(long = "auth-audience", env = "MCP_AUTH_AUDIENCE", value_name = "AUD")]
     audience: Option<String>,
+    /// A scope every token must carry.
+    #[arg(long = "auth-scope", env = "MCP_AUTH_SCOPE", value_name = "SCOPE")]
     scope: Option<String>,
+    /// Takes DPoP-bound tokens too (RFC 9449), each request with its proof.
+    #[arg(long = "auth-dpop", env = "MCP_AUTH_DPOP", value_parser = BoolishValueParser::new())]
     dpop: bool,
 }
 
@@ -171,85 +230,14 @@ impl AuthOptions {
     }
 }
 
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-        json_response: false,
-        stateless: false,
-        event_store: true,
-        idle_timeout: DEFAULT_IDLE_TIMEOUT,
-        auth: AuthOptions::default(),
-        redis: RedisOptions::default(),
-        executions_log: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args
-                    .next()
-                    .context("--addr needs a value, e.g. 127.0.0.1:0")?;
-                options.addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "--json-response" => options.json_response = true,
-            "--stateless" => options.stateless = true,
-            "--no-event-store" => options.event_store = false,
-            "--auth-issuer" => options.auth.issuer = Some(value(&mut args, &arg)?),
-            "--auth-jwks-url" => options.auth.jwks_url = Some(value(&mut args, &arg)?),
-            "--auth-audience" => options.auth.audience = Some(value(&mut args, &arg)?),
-            "--auth-scope" => options.auth.scope = Some(value(&mut args, &arg)?),
-            "--auth-dpop" => options.auth.dpop = true,
-            "--redis" => options.redis.url = Some(value(&mut args, &arg)?),
-            "--node" => options.redis.node = Some(value(&mut args, &arg)?),
-            "--peer-addr" => options.redis.peer_addr = Some(address(&mut args, &arg)?),
-            "--advertise" => options.redis.advertise = Some(address(&mut args, &arg)?),
-            "--executions-log" => options.executions_log = Some(value(&mut args, &arg)?.into()),
-            "--idle-timeout" => options.idle_timeout = seconds(&mut args, &arg)?,
-            "--resume-window" => options.redis.resume_window = Some(seconds(&mut args, &arg)?),
-            "-h" | "--help" => {
-                println!(
-                    "usage: echo_server [--addr IP:PORT] [--json-response] [--stateless] [--no-event-store] \
-                     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]] \
-                     [--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT] [--resume-window SECS]] \
-                     [--idle-timeout SECS] [--executions-log PATH]"
-                );
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    if options.redis.url.is_some() && (options.stateless || !options.event_store) {
-        bail!(
-            "--redis shares sessions and their streams: it goes with neither --stateless nor \
-             --no-event-store"
-        );
-    }
-    Ok(options)
-}
-
-/// The seconds after flag `name`, above 0.
-fn seconds(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<Duration> {
-    let secs = value(args, name)?;
-    let secs: f64 = secs
-        .parse()
+/// Seconds, above 0: `--idle-timeout` and `--resume-window`.
+fn seconds(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<f64>()
         .ok()
-        .filter(|s: &f64| s.is_finite() && *s > 0.0)
-        .with_context(|| format!("bad {name} {secs:?}: seconds, above 0"))?;
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// The address after flag `name`.
-fn address(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<SocketAddr> {
-    let addr = value(args, name)?;
-    addr.parse()
-        .with_context(|| format!("bad {name} {addr:?}: IP:PORT"))
-}
-
-/// The value after flag `name`.
-fn value(args: &mut impl Iterator<Item = String>, name: &str) -> anyhow::Result<String> {
-    args.next().with_context(|| format!("{name} needs a value"))
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "seconds, above 0".to_owned())
 }
 
 #[tokio::main]
@@ -258,22 +246,30 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let options = parse_args()?;
-    if let Some(path) = &options.executions_log {
-        echo_app::keep_executions_log(path.clone());
+    let args = Args::parse();
+    if args.redis.url.is_some() && (args.stateless || args.no_event_store) {
+        bail!(
+            "--redis shares sessions and their streams: it goes with neither --stateless nor \
+             --no-event-store"
+        );
     }
+    if let Some(path) = args.executions_log {
+        echo_app::keep_executions_log(path);
+    }
+    let idle_timeout = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let mut config = Config::default()
-        .json_response(options.json_response)
-        .idle_timeout(options.idle_timeout);
-    if options.stateless {
+        .json_response(args.json_response)
+        .idle_timeout(idle_timeout);
+    if args.stateless {
         config = config.stateless();
     }
-    if options.event_store && !options.stateless {
+    if !args.no_event_store && !args.stateless {
         config = config.event_store(InMemoryEventStore::default());
     }
+    config = args.allowed.apply(config);
     // After the in-memory store, which Redis's replaces.
-    config = options.redis.apply(config, options.idle_timeout).await?;
-    if let Some(guard) = options.auth.guard()? {
+    config = args.redis.apply(config, idle_timeout).await?;
+    if let Some(guard) = args.auth.guard()? {
         eprintln!(
             "protected: tokens from {}",
             guard.metadata().authorization_servers[0]
@@ -282,5 +278,5 @@ async fn main() -> anyhow::Result<()> {
     }
     let service = StreamableHttpService::new(config, echo_app::session);
 
-    serve::serve(options.addr, service).await
+    serve::serve(args.addr, service).await
 }

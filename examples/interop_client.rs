@@ -2,7 +2,7 @@
 //! server of another implementation and prints one line, `ok: ...` or `FAIL (step): reason`.
 //!
 //! ```text
-//! cargo run --example interop_client -- URL SCENARIO
+//! cargo run --example interop_client -- URL SCENARIO   # or MCP_URL=URL MCP_SCENARIO=SCENARIO
 //! ```
 //!
 //! Scenarios, for servers with an `echo {text}` and a `progress {steps, delay_ms}` tool:
@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
+use clap::Parser as _;
 use mcp_streamable_http::client::{Client, ClientConnection, Family};
 use mcp_streamable_http::jsonrpc::{Id, Message, Notification, Request, to_raw_value};
 use mcp_streamable_http::transport::{Connection, Sender, Transport};
@@ -346,14 +347,23 @@ impl Proxy {
     }
 }
 
+/// Our client in the interop suite: runs one scenario against a server and prints `ok: ...` or
+/// `FAIL (step): reason`.
+#[derive(Debug, clap::Parser)]
+#[command(name = "interop_client")]
+struct Args {
+    /// The server's MCP endpoint.
+    #[arg(env = "MCP_URL", value_name = "URL")]
+    url: String,
+    /// full, json, stateless, resume or modern.
+    #[arg(env = "MCP_SCENARIO", value_name = "SCENARIO")]
+    scenario: String,
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [url, scenario] = &args[..] else {
-        eprintln!("usage: interop_client URL SCENARIO (full, json, stateless, resume, modern)");
-        return std::process::ExitCode::from(2);
-    };
-    let outcome = match tokio::time::timeout(SCENARIO_LIMIT, run(url, scenario)).await {
+    let Args { url, scenario } = Args::parse();
+    let outcome = match tokio::time::timeout(SCENARIO_LIMIT, run(&url, &scenario)).await {
         Ok(outcome) => outcome,
         Err(_) => Err(Failure {
             step: "scenario",

@@ -3,8 +3,12 @@
 //! health route, a bearer-token check, resumable streams and graceful shutdown.
 //!
 //! ```text
-//! MCP_BEARER_TOKEN=secret cargo run --example rmcp_axum -- [--addr 127.0.0.1:8080] [--host mcp.example.com]
+//! MCP_BEARER_TOKEN=secret cargo run --example rmcp_axum -- [--addr 127.0.0.1:8080] \
+//!     [--allowed-host mcp.example.com]... [--allowed-origin https://app.example.com]...
 //! ```
+//!
+//! Every flag can be set by an environment variable instead, `MCP_` and the flag's name in
+//! upper snake case (`MCP_ADDR`, `MCP_ALLOWED_HOST`, `MCP_ALLOWED_ORIGIN`); `--help` lists them.
 //!
 //! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port), then serves:
 //!
@@ -19,38 +23,45 @@
 //! to a counter shared by every session and returns it.
 //!
 //! Streams are resumable (an in-memory event store): a client that loses a stream resumes it
-//! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--host`, which
-//! may repeat) besides loopback ones, against DNS rebinding; behind a reverse proxy, list the
-//! public name. Ctrl-C shuts down gracefully through `serve::shutdown_signal`: sessions end,
-//! streams close, requests in flight get `SHUTDOWN_GRACE`, then axum drains the connections.
+//! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--allowed-host`,
+//! or `--host`, which may repeat) besides loopback ones, against DNS rebinding; behind a
+//! reverse proxy, list the public name. Browser pages are answered when served from loopback,
+//! or from the origins `--allowed-origin` lists in their place. Ctrl-C shuts down gracefully
+//! through `serve::shutdown_signal`: sessions end, streams close, requests in flight get
+//! `SHUTDOWN_GRACE`, then axum drains the connections.
 //!
 //! axum serves with hyper's defaults: no header or body read timeout, no connection cap. The
 //! other example servers use the server crate's `serve`, which sets them; behind axum, a
 //! reverse proxy in front is where they go.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use clap::Parser as _;
 use mcp_streamable_http::http::{HeaderValue, StatusCode, header};
 use mcp_streamable_http::rmcp_adapter;
 use mcp_streamable_http::server::serve::shutdown_signal;
-use mcp_streamable_http::server::{AllowList, Config, InMemoryEventStore, StreamableHttpService};
+use mcp_streamable_http::server::{Config, InMemoryEventStore, StreamableHttpService};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Deserialize;
+use support::cli::Allowed;
 
 /// How long requests in flight get to finish once Ctrl-C is pressed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Where the server listens unless told: loopback, on the port the README's commands use.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 /// The environment variable holding the bearer token clients must present.
 const TOKEN_VAR: &str = "MCP_BEARER_TOKEN";
@@ -117,35 +128,17 @@ impl ServerHandler for Tools {
     }
 }
 
-struct Options {
+/// An MCP server with rmcp's tool macros inside an axum router. Clients must present
+/// `Authorization: Bearer $MCP_BEARER_TOKEN`; every flag can also be set by the environment
+/// variable shown beside it.
+#[derive(Debug, clap::Parser)]
+#[command(name = "rmcp_axum")]
+struct Args {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
-    hosts: Vec<String>,
-}
-
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-        hosts: Vec::new(),
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().with_context(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "--addr" => {
-                let addr = value("--addr")?;
-                options.addr = addr
-                    .parse()
-                    .with_context(|| format!("bad --addr {addr:?}"))?;
-            }
-            "--host" => options.hosts.push(value("--host")?),
-            "-h" | "--help" => {
-                println!("usage: {TOKEN_VAR}=TOKEN rmcp_axum [--addr IP:PORT] [--host NAME]...");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(options)
+    #[command(flatten)]
+    allowed: Allowed,
 }
 
 #[tokio::main]
@@ -154,7 +147,7 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let options = parse_args()?;
+    let args = Args::parse();
     let token = std::env::var(TOKEN_VAR)
         .ok()
         .filter(|t| !t.is_empty())
@@ -162,12 +155,9 @@ async fn main() -> anyhow::Result<()> {
     let expected = HeaderValue::try_from(format!("Bearer {token}"))
         .with_context(|| format!("{TOKEN_VAR} must be visible ASCII"))?;
 
-    let mut config = Config::default().event_store(InMemoryEventStore::default());
-    if !options.hosts.is_empty() {
-        let mut hosts = options.hosts;
-        hosts.extend(["localhost", "127.0.0.1", "[::1]"].map(String::from));
-        config = config.allowed_hosts(AllowList::List(hosts));
-    }
+    let config = args
+        .allowed
+        .apply(Config::default().event_store(InMemoryEventStore::default()));
     let count = Arc::new(AtomicU64::new(0));
     // One rmcp service per session, over the session's connection.
     let mcp = StreamableHttpService::new(config, move |conn, _parts| {
@@ -188,7 +178,7 @@ async fn main() -> anyhow::Result<()> {
         // After the layer: the health check needs no token.
         .route("/healthz", get(|| async { "ok" }));
 
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const MAX_ANSWER_BYTES: u64 = 64 * 1024;
 
 /// Where `url` redirects to: GETs it and returns its `Location`.
-pub(crate) async fn redirect_of(url: &Url) -> anyhow::Result<Url> {
+pub async fn redirect_of(url: &Url) -> anyhow::Result<Url> {
     let answer = get(url).await?;
     let location = answer
         .lines()
@@ -29,7 +29,7 @@ pub(crate) async fn redirect_of(url: &Url) -> anyhow::Result<Url> {
 }
 
 /// GETs `url` and returns the whole answer, head and body.
-pub(crate) async fn get(url: &Url) -> anyhow::Result<String> {
+pub async fn get(url: &Url) -> anyhow::Result<String> {
     anyhow::ensure!(url.scheme() == "http", "only plain http: {url}");
     let host = url.host_str().context("no host")?;
     let port = url.port_or_known_default().context("no port")?;
@@ -51,8 +51,10 @@ pub(crate) async fn get(url: &Url) -> anyhow::Result<String> {
 
 /// An [`Interaction`] that approves at once: the redirect is read, never served.
 #[derive(Debug)]
-pub(crate) struct Headless {
-    pub(crate) redirect_uri: String,
+pub struct Headless {
+    /// Where the authorization server sends the browser back: never listened on, since the
+    /// redirect is read, not followed.
+    pub redirect_uri: String,
 }
 
 impl Interaction for Headless {

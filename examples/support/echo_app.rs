@@ -1,7 +1,6 @@
 //! The application of `echo_server`: one task per session that answers `initialize`, `ping`,
 //! `logging/setLevel`, `server/discover`, `tools/list` and `tools/call` (see `echo_server.rs`
-//! for the tools). Included with `#[path]` by the example and by `tests/it`, which drives it
-//! through a `StreamableHttpService` without sockets.
+//! for the tools). `tests/it` drives it through a `StreamableHttpService` without sockets.
 
 use mcp_streamable_http::http;
 use std::collections::HashMap;
@@ -19,18 +18,18 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 /// The protocol revisions of the session family this server speaks, newest last.
-pub(crate) const VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
+pub const VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The `_meta` key under which a 2026-07-28 result names the server that produced it (the
 /// revision's `ResultMetaObject`): with no `initialize`, it is how a client learns who answered.
-pub(crate) const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// How long `ping_client` waits for the client's answer.
 const CLIENT_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The log levels of MCP, those of RFC 5424 (syslog), least severe first: a session that set
 /// one gets the messages at that level or more severe.
-pub(crate) const LEVELS: [&str; 8] = [
+pub const LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",
@@ -60,7 +59,7 @@ struct Session {
 }
 
 /// Runs one session: reads the client's messages and answers each request on its own task.
-pub(crate) async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
+pub async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
     // Nothing here reads the request that started the session: let its headers go now, not
     // when the session ends (an `async fn` keeps its arguments, used or not, until it returns).
     drop(parts);
@@ -310,7 +309,7 @@ async fn call_tool(
 static EXECUTIONS_LOG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// Makes `count` append a line per execution to `path`.
-pub(crate) fn keep_executions_log(path: std::path::PathBuf) {
+pub fn keep_executions_log(path: std::path::PathBuf) {
     let _ = EXECUTIONS_LOG.set(path);
 }
 

@@ -1,8 +1,8 @@
-//! A load balancer without session affinity, for the tests of several nodes: each HTTP request
-//! goes to the next node in turn, whatever session it names, and its response (an SSE stream
-//! included) is passed back as it comes. With [`Routing::Away`], each request of a session goes
-//! to a node other than the one that answered its `initialize` (its holder), for a load suite
-//! row where every request hops.
+//! A load balancer without session affinity, for the tests of several nodes and the load
+//! benchmark's rows of several nodes (`mcp-proxy`): each HTTP request goes to the next node in
+//! turn, whatever session it names, and its response (an SSE stream included) is passed back as
+//! it comes. With [`Routing::Away`], each request of a session goes to a node other than the one
+//! that answered its `initialize` (its holder), for a load suite row where every request hops.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,7 +21,7 @@ type Body = UnsyncBoxBody<Bytes, hyper::Error>;
 
 /// How a proxy picks a node for a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Routing {
+pub enum Routing {
     /// The next node in turn.
     RoundRobin,
     /// The next node in turn but the one that answered the session's `initialize`.
@@ -29,7 +29,8 @@ pub(crate) enum Routing {
 }
 
 /// A round-robin proxy in front of `nodes`.
-pub(crate) struct RoundRobin {
+#[derive(Debug)]
+pub struct RoundRobin {
     nodes: std::sync::Mutex<Vec<SocketAddr>>,
     next: AtomicUsize,
     routing: Routing,
@@ -43,12 +44,12 @@ pub(crate) struct RoundRobin {
 impl RoundRobin {
     /// Listens on a loopback port the OS picks; returns the proxy and its address. It serves
     /// until the runtime ends.
-    pub(crate) async fn start(nodes: Vec<SocketAddr>) -> (Arc<RoundRobin>, SocketAddr) {
+    pub async fn start(nodes: Vec<SocketAddr>) -> (Arc<RoundRobin>, SocketAddr) {
         Self::start_routing(nodes, Routing::RoundRobin).await
     }
 
     /// [`start`](Self::start), picking nodes as `routing` says.
-    pub(crate) async fn start_routing(
+    pub async fn start_routing(
         nodes: Vec<SocketAddr>,
         routing: Routing,
     ) -> (Arc<RoundRobin>, SocketAddr) {
@@ -87,12 +88,12 @@ impl RoundRobin {
     }
 
     /// The requests passed on to `node`.
-    pub(crate) fn passed(&self, node: SocketAddr) -> usize {
+    pub fn passed(&self, node: SocketAddr) -> usize {
         self.passed.lock().unwrap().get(&node).copied().unwrap_or(0)
     }
 
     /// Stops sending requests to `addr` (as a load balancer's health check would).
-    pub(crate) fn remove(&self, addr: SocketAddr) {
+    pub fn remove(&self, addr: SocketAddr) {
         self.nodes.lock().unwrap().retain(|a| *a != addr);
     }
 

@@ -1,5 +1,4 @@
-//! Serving a `StreamableHttpService` at `/mcp` over TCP, as the example servers do: included by
-//! each of them with `#[path]`.
+//! Serving a `StreamableHttpService` at `/mcp` over TCP, as the example servers do.
 //!
 //! A thin wrapper over the server crate's `serve`, which does the work with production
 //! defaults: header, body and idle timeouts, a connection cap, HTTP/1.1 and HTTP/2 with a
@@ -14,7 +13,7 @@ use mcp_streamable_http::server::serve::Options;
 
 /// Binds `addr`, prints `listening on http://ADDR/mcp` (the first line, which scripts wait
 /// for), and serves `service` until Ctrl-C.
-pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> anyhow::Result<()> {
+pub async fn serve(addr: SocketAddr, service: StreamableHttpService) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let ctrl_c = async {
@@ -26,7 +25,7 @@ pub(crate) async fn serve(addr: SocketAddr, service: StreamableHttpService) -> a
 
 /// Serves `service` at `/mcp` on `listener` until `shutdown` completes, then shuts it down
 /// gracefully; returns once everything is closed.
-pub(crate) async fn run(
+pub async fn run(
     listener: tokio::net::TcpListener,
     service: StreamableHttpService,
     shutdown: impl std::future::Future<Output = ()>,

@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use anyhow::Context as _;
 
-use crate::quiet::Quiet;
-use crate::report::ClientReport;
-use crate::servers::{self, Launcher};
-use crate::table::{median, ratio};
+use super::figures::ratio;
+use super::quiet::Quiet;
+use super::servers::{self, Launcher};
+use crate::report::CallsReport;
+use crate::stats::median;
 
 /// A client library the section can measure.
 #[derive(Debug)]
@@ -54,11 +55,6 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
     },
 ];
 
-/// The client with this key.
-pub(crate) fn find(key: &str) -> Option<&'static ClientKind> {
-    CLIENTS.iter().find(|c| c.key == key)
-}
-
 /// What to run.
 #[derive(Debug)]
 pub(crate) struct Plan<'a> {
@@ -80,7 +76,7 @@ pub(crate) struct ClientRuns {
     /// The client.
     client: &'static ClientKind,
     /// Its runs that reported.
-    runs: Vec<ClientReport>,
+    runs: Vec<CallsReport>,
 }
 
 /// The medians of a client's runs (errors are summed).
@@ -106,8 +102,8 @@ struct Summary {
 impl ClientRuns {
     /// The medians of the runs.
     fn summary(&self) -> Summary {
-        let median_of = |f: fn(&ClientReport) -> f64| median(self.runs.iter().map(f).collect());
-        let median_some = |f: fn(&ClientReport) -> Option<f64>| {
+        let median_of = |f: fn(&CallsReport) -> f64| median(self.runs.iter().map(f).collect());
+        let median_some = |f: fn(&CallsReport) -> Option<f64>| {
             let values: Vec<f64> = self.runs.iter().filter_map(f).collect();
             (!values.is_empty()).then(|| median(values))
         };
@@ -158,7 +154,7 @@ pub(crate) fn measure(
                 "--server-pid".to_owned(),
                 server.pid.to_string(),
             ];
-            match launcher.generate::<ClientReport>("mcp-client-load", &args) {
+            match launcher.generate::<CallsReport>("mcp-client-load", &args) {
                 Ok(report) => {
                     eprintln!(
                         "run {run}, client {:<24} {:>7.0} req/s  p99 {:>6.0} µs  client CPU \

@@ -1,22 +1,16 @@
 //! Several nodes on Redis: the suite's `redis-server`, idle sessions in Redis, the failover
 //! trials (`mcp-failover`), and the section "Several nodes (Redis)" beside the in-memory rows.
 
-#[path = "../nodes/redis.rs"]
-mod redis;
-#[path = "../nodes/report.rs"]
-pub(crate) mod report;
-
 use std::fmt::Write as _;
 use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
-use crate::report::IdleReport;
-use crate::servers::{self, Launcher};
-use crate::table::{Results, ratio};
-
-pub(crate) use self::redis::Redis;
-use self::report::FailoverReport;
+use super::cells::Calls;
+use super::figures::{ratio, verdict};
+use super::servers::{self, Launcher};
+use crate::redis::Redis;
+use crate::report::{FailoverReport, IdleReport};
 
 /// Target: server and Redis CPU per request of one node on Redis, at most this multiple of
 /// the in-memory server's.
@@ -106,18 +100,7 @@ pub(crate) fn idle(
     let server = launcher.start(kind)?;
     let used_before = redis.info_number("memory", "used_memory")?;
     let keys_before = redis.dbsize()?;
-    let args = [
-        "--url".to_owned(),
-        server.url.clone(),
-        "--mode".to_owned(),
-        "idle".to_owned(),
-        "--sessions".to_owned(),
-        sessions.to_string(),
-        "--close".to_owned(),
-        "--server-pid".to_owned(),
-        server.pid.to_string(),
-    ];
-    let node: IdleReport = launcher.load(&args)?;
+    let node: IdleReport = launcher.load(&server.idle_args(sessions, true))?;
     let used_after = redis.info_number("memory", "used_memory")?;
     // Past the node's resume window (1 s), every key looked at once, so that Redis reclaims
     // the expired ones it has not swept yet.
@@ -178,7 +161,12 @@ pub(crate) fn failover(
 
 /// The section "Several nodes (Redis)"; `context` says when and where it was measured, for
 /// a reader of this section alone.
-pub(crate) fn section(results: &Results, idle_sessions: usize, context: &str) -> String {
+pub(crate) fn section(
+    calls: &Calls,
+    nodes: &NodesResults,
+    idle_sessions: usize,
+    context: &str,
+) -> String {
     let mut out = format!(
         "\n## Several nodes (Redis)\n\n{context}\n\n\
          The echo server with `--redis` (`mcp_streamable_http::redis`: the cluster, with its \
@@ -192,23 +180,21 @@ pub(crate) fn section(results: &Results, idle_sessions: usize, context: &str) ->
          way a request that reaches the other node goes on to the holder over HTTP/2. Medians \
          of the runs; ratios against `ours` of the same runs.\n\n"
     );
-    out += &throughput(results);
-    out += &failover_section(results.nodes.failover.as_ref());
-    out += &idle_section(results.nodes.idle.as_ref(), idle_sessions);
+    out += &throughput(calls);
+    out += &failover_section(nodes.failover.as_ref());
+    out += &idle_section(nodes.idle.as_ref(), idle_sessions);
     out
 }
 
 /// The rows of several nodes, beside `ours`.
 const ROWS: [&str; 4] = ["ours", "ours-redis", "ours-redis-2", "ours-redis-hop"];
 
-fn throughput(results: &Results) -> String {
+fn throughput(calls: &Calls) -> String {
     let mut out = String::new();
-    let concurrencies = results.concurrencies();
-    let run = ROWS[1..].iter().any(|key| {
-        concurrencies
-            .iter()
-            .any(|&c| results.cell(key, c).is_some())
-    });
+    let concurrencies = calls.concurrencies();
+    let run = ROWS[1..]
+        .iter()
+        .any(|key| concurrencies.iter().any(|&c| calls.cell(key, c).is_some()));
     if !run {
         return "Throughput: not run (`--servers` without `ours-redis`, `ours-redis-2`, \
                 `ours-redis-hop`).\n"
@@ -219,11 +205,11 @@ fn throughput(results: &Results) -> String {
             |--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     let mut targets = String::new();
     for &c in &concurrencies {
-        let summary = |key: &str| results.cell(key, c).map(|cell| cell.summary());
+        let summary = |key: &str| calls.cell(key, c).map(|cell| cell.summary());
         let base = summary("ours");
         let base_cpu = base.and_then(|b| b.cpu).unwrap_or(f64::NAN);
         for key in ROWS {
-            let Some(cell) = results.cell(key, c) else {
+            let Some(cell) = calls.cell(key, c) else {
                 continue;
             };
             let s = cell.summary();
@@ -253,22 +239,17 @@ fn throughput(results: &Results) -> String {
                 s.errors,
             );
         }
-        targets += &targets_at(results, c);
+        targets += &targets_at(calls, c);
     }
     out += "\nTargets:\n\n";
     out += &targets;
     out
 }
 
-/// Whether `ok`, in the targets' words.
-fn verdict(ok: bool) -> &'static str {
-    if ok { "met" } else { "**missed**" }
-}
-
 /// The targets of several nodes at concurrency `c`.
-fn targets_at(results: &Results, c: usize) -> String {
+fn targets_at(calls: &Calls, c: usize) -> String {
     let mut out = String::new();
-    let cell = |key: &str| results.cell(key, c);
+    let cell = |key: &str| calls.cell(key, c);
     let Some(base) = cell("ours").map(|cell| cell.summary()) else {
         return out;
     };

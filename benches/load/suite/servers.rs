@@ -8,6 +8,8 @@ use std::process::{Child, Command, Stdio};
 use anyhow::{Context as _, bail};
 use serde::de::DeserializeOwned;
 
+use crate::cli;
+
 /// A server the suite can measure.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerKind {
@@ -322,7 +324,7 @@ pub(crate) struct Launcher {
     /// The suite's Redis URL, for the servers on Redis.
     pub(crate) redis: Option<String>,
     /// The suite's authority, for the protected servers.
-    pub(crate) auth: Option<crate::auth::Authority>,
+    pub(crate) auth: Option<super::auth::Authority>,
 }
 
 impl Launcher {
@@ -341,7 +343,7 @@ impl Launcher {
     /// A command running `program args` on `cpu` (when pinning), with the file descriptor
     /// limit raised to the hard limit (ten thousand idle sessions need as many sockets).
     fn command(&self, cpu: u8, program: &Path, args: &[String]) -> Command {
-        let mut command = Command::new("sh");
+        let mut command = cli::command("sh");
         command.args([
             "-c",
             r#"ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@""#,
@@ -530,6 +532,25 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// What `mcp-load --mode idle` is told to open `sessions` idle sessions on this server,
+    /// each session's connection closed once it is initialized when `close`.
+    pub(crate) fn idle_args(&self, sessions: usize, close: bool) -> Vec<String> {
+        let mut args = vec![
+            "--url".to_owned(),
+            self.url.clone(),
+            "--mode".to_owned(),
+            "idle".to_owned(),
+            "--sessions".to_owned(),
+            sessions.to_string(),
+            "--server-pid".to_owned(),
+            self.pid.to_string(),
+        ];
+        if close {
+            args.push("--close".to_owned());
+        }
+        args
+    }
+
     /// What `mcp-load` is told of this server's processes: `--server-pid` for each node,
     /// `--side-pid NAME=PID` for the others.
     pub(crate) fn pid_args(&self) -> Vec<String> {

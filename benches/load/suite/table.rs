@@ -2,145 +2,11 @@
 
 use std::fmt::Write as _;
 
-use crate::client::ClientRuns;
-use crate::report::{CallsReport, IdleReport, StreamReport};
-use crate::servers::{Family, Peer, ServerKind};
-
-/// Everything the suite measured.
-#[derive(Debug, Default)]
-pub(crate) struct Results {
-    /// The runs of each server at each concurrency.
-    pub(crate) calls: Vec<Cell>,
-    /// Idle sessions: the server's label and the report.
-    pub(crate) idle: Vec<(&'static str, IdleReport)>,
-    /// The standalone-stream check.
-    pub(crate) stream: Option<StreamReport>,
-    /// Client throughput: each client's runs (`None`: not run).
-    pub(crate) clients: Option<Vec<ClientRuns>>,
-    /// Idle sessions in Redis and the failover trials.
-    pub(crate) nodes: crate::nodes::NodesResults,
-}
-
-/// The runs of one server at one concurrency.
-#[derive(Debug)]
-pub(crate) struct Cell {
-    pub(crate) server: &'static ServerKind,
-    pub(crate) concurrency: usize,
-    pub(crate) runs: Vec<CallsReport>,
-}
-
-/// The medians of a cell's runs (errors are summed).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Summary {
-    pub(crate) rps: f64,
-    pub(crate) p50: f64,
-    pub(crate) p99: f64,
-    pub(crate) max: f64,
-    pub(crate) cpu: Option<f64>,
-    pub(crate) gen_share: f64,
-    pub(crate) errors: u64,
-    /// How the replies came, over all runs.
-    pub(crate) json: u64,
-    pub(crate) sse: u64,
-}
-
-impl Cell {
-    /// The median over the runs of the CPU per request of the side process `name` (Redis, the
-    /// proxy), when measured.
-    pub(crate) fn side_cpu(&self, name: &str) -> Option<f64> {
-        let values: Vec<f64> = self
-            .runs
-            .iter()
-            .filter_map(|run| {
-                run.side_cpu_us_per_req
-                    .iter()
-                    .find(|(side, _)| side == name)
-                    .map(|(_, us)| *us)
-            })
-            .collect();
-        (!values.is_empty()).then(|| median(values))
-    }
-
-    pub(crate) fn summary(&self) -> Summary {
-        let median_of = |f: fn(&CallsReport) -> f64| median(self.runs.iter().map(f).collect());
-        let cpu: Vec<f64> = self
-            .runs
-            .iter()
-            .filter_map(|r| r.server_cpu_us_per_req)
-            .collect();
-        Summary {
-            rps: median_of(|r| r.rps),
-            p50: median_of(|r| r.p50_us),
-            p99: median_of(|r| r.p99_us),
-            max: median_of(|r| r.max_us),
-            cpu: (!cpu.is_empty()).then(|| median(cpu)),
-            gen_share: median_of(|r| r.client_cpu_share),
-            errors: self.runs.iter().map(|r| r.errors).sum(),
-            json: self.runs.iter().map(|r| r.json_replies).sum(),
-            sse: self.runs.iter().map(|r| r.sse_replies).sum(),
-        }
-    }
-}
-
-impl Results {
-    /// The runs of the server `key` at `concurrency`.
-    pub(crate) fn cell(&self, key: &str, concurrency: usize) -> Option<&Cell> {
-        self.calls
-            .iter()
-            .find(|c| c.server.key == key && c.concurrency == concurrency)
-    }
-
-    fn find(&self, key: &str, concurrency: usize) -> Option<Summary> {
-        self.calls
-            .iter()
-            .find(|c| c.server.key == key && c.concurrency == concurrency)
-            .map(Cell::summary)
-    }
-
-    /// The `peer`'s server of `family`, at `concurrency`.
-    fn find_peer(&self, peer: Peer, family: Family, concurrency: usize) -> Option<Summary> {
-        self.calls
-            .iter()
-            .find(|c| {
-                c.server.peer == peer && c.server.family == family && c.concurrency == concurrency
-            })
-            .map(Cell::summary)
-    }
-
-    pub(crate) fn concurrencies(&self) -> Vec<usize> {
-        let mut all: Vec<usize> = self.calls.iter().map(|c| c.concurrency).collect();
-        all.sort_unstable();
-        all.dedup();
-        all
-    }
-}
-
-/// The median of `values` (NaN for none).
-pub(crate) fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
-}
-
-/// `a / b` as `1.23x`, or `n/a`.
-pub(crate) fn ratio(a: f64, b: f64) -> String {
-    if b > 0.0 && a.is_finite() {
-        format!("{:.2}x", a / b)
-    } else {
-        "n/a".to_owned()
-    }
-}
-
-fn mark(ok: bool) -> &'static str {
-    if ok { "met" } else { "**missed**" }
-}
+use super::cells::Summary;
+use super::figures::{ratio, verdict};
+use super::results::Results;
+use super::servers::{Family, Peer, ServerKind};
+use crate::report::StreamReport;
 
 /// The throughput table: one row per server and concurrency.
 pub(crate) fn calls_table(results: &Results) -> String {
@@ -148,7 +14,7 @@ pub(crate) fn calls_table(results: &Results) -> String {
         "| server | sessions | req/s | p50 µs | p99 µs | max µs | server CPU µs/req | \
          load gen. CPU | replies | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|---|--:|\n",
     );
-    for cell in &results.calls {
+    for cell in results.calls.iter() {
         let s = cell.summary();
         let cpu = s
             .cpu
@@ -178,7 +44,7 @@ pub(crate) fn calls_table(results: &Results) -> String {
 /// Our servers, each once, in table order.
 fn ours(results: &Results) -> Vec<&'static ServerKind> {
     let mut seen: Vec<&'static ServerKind> = Vec::new();
-    for cell in &results.calls {
+    for cell in results.calls.iter() {
         if cell.server.peer == Peer::Ours && !seen.iter().any(|s| s.key == cell.server.key) {
             seen.push(cell.server);
         }
@@ -206,12 +72,12 @@ pub(crate) fn ratios_table(results: &Results) -> String {
          rmcp | CPU/req ÷ tower-mcp | CPU/req ÷ ceiling | p99 ÷ rmcp | p99 ÷ tower-mcp |\n\
          |--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
-    for c in results.concurrencies() {
+    for c in results.calls.concurrencies() {
         for server in ours(results) {
-            let Some(me) = results.find(server.key, c) else {
+            let Some(me) = results.calls.find(server.key, c) else {
                 continue;
             };
-            let peer = |p: Peer| results.find_peer(p, server.family, c);
+            let peer = |p: Peer| results.calls.find_peer(p, server.family, c);
             let (rmcp, tower, ceiling) =
                 (peer(Peer::Rmcp), peer(Peer::TowerMcp), peer(Peer::Ceiling));
             let ((rps_r, cpu_r), (rps_t, cpu_t), (rps_c, cpu_c)) =
@@ -236,7 +102,7 @@ fn target_line(what: &str, value: Option<f64>, bound: f64, at_least: bool) -> St
     match value {
         Some(v) if v.is_finite() => {
             let ok = if at_least { v >= bound } else { v <= bound };
-            format!("{what} {v:.2}x (target {sign} {bound}x: {})", mark(ok))
+            format!("{what} {v:.2}x (target {sign} {bound}x: {})", verdict(ok))
         }
         _ => format!("{what}: not measured (target {sign} {bound}x)"),
     }
@@ -248,12 +114,12 @@ pub(crate) fn targets(results: &Results) -> String {
     let rps = |me: Option<Summary>, o: Option<Summary>| Some(me?.rps / o?.rps);
     let cpu = |me: Option<Summary>, o: Option<Summary>| Some(me?.cpu? / o?.cpu?);
     for c in [16, 64] {
-        if !results.concurrencies().contains(&c) {
+        if !results.calls.concurrencies().contains(&c) {
             continue;
         }
-        let find = |p: Peer, f: Family| results.find_peer(p, f, c);
+        let find = |p: Peer, f: Family| results.calls.find_peer(p, f, c);
         let ceiling = find(Peer::Ceiling, Family::Sessions);
-        let me = results.find("ours", c);
+        let me = results.calls.find("ours", c);
         let stateful = "ours, stateful, SSE:";
         let lines = [
             target_line(
@@ -276,20 +142,20 @@ pub(crate) fn targets(results: &Results) -> String {
             ),
             target_line(
                 "ours, JSON responses: server CPU/req ÷ ceiling",
-                cpu(results.find("ours-json", c), ceiling),
+                cpu(results.calls.find("ours-json", c), ceiling),
                 1.2,
                 false,
             ),
             target_line(
                 "ours, stateless: server CPU/req ÷ ceiling",
-                cpu(results.find("ours-stateless", c), ceiling),
+                cpu(results.calls.find("ours-stateless", c), ceiling),
                 1.2,
                 false,
             ),
             target_line(
                 "ours, 2026-07-28 per request: server CPU/req ÷ the ceiling sent the same requests",
                 cpu(
-                    results.find("ours-26", c),
+                    results.calls.find("ours-26", c),
                     find(Peer::Ceiling, Family::PerRequest),
                 ),
                 1.2,
@@ -304,7 +170,7 @@ pub(crate) fn targets(results: &Results) -> String {
                 out,
                 "- idle sessions, {label}, connections closed: {:.2} KiB each (target ≤ 2.5: {})",
                 idle.kib_per_session,
-                mark(idle.kib_per_session <= 2.5)
+                verdict(idle.kib_per_session <= 2.5)
             );
         }
     }
@@ -315,7 +181,7 @@ pub(crate) fn targets(results: &Results) -> String {
              10,000 (target within ±10%: {})",
             stream.received,
             stream.growth_percent,
-            mark(stream.growth_percent.abs() <= 10.0 && stream.received == stream.notifications)
+            verdict(stream.growth_percent.abs() <= 10.0 && stream.received == stream.notifications)
         );
     }
     out

@@ -10,7 +10,7 @@ use mcp_streamable_http::jsonrpc::{Body, Message, code};
 use mcp_streamable_http::server::{Config, ResponseBody, StreamableHttpService};
 use serde_json::{Value, json};
 
-use crate::echo_app::{self, LEVELS, SERVER_INFO_META};
+use support::echo_app::{self, LEVELS, SERVER_INFO_META};
 
 /// How long a response may take before the test gives up on it: a bound on a hang, far
 /// above what any answer here needs, not a measure.

@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 use mcp_streamable_redis::testing::{RedisCluster, RedisServer};
 use mcp_streamable_redis::{Options, RedisBackend};
 
-use crate::echo_app;
-use crate::proxy::RoundRobin;
-use crate::serve;
+use support::echo_app;
+use support::proxy::RoundRobin;
+use support::serve;
 
 /// How long a test waits for what should come. Generous: it only bounds a broken test.
 const WAIT: Duration = Duration::from_secs(30);

@@ -26,8 +26,8 @@ use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::browser;
 use crate::protected::{PUBLIC, RSA1, Task, WAIT, initialize, request, result_of, serve_protected};
+use support::browser;
 
 /// How long the test server's access tokens live: inside the provider's 60 s refresh margin,
 /// so that the provider refreshes before each request after the first grant.

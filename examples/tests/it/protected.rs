@@ -23,8 +23,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::echo_app;
-use crate::serve;
+use support::echo_app;
+use support::serve;
 
 const ISSUER: &str = "https://auth.example.test";
 const SCOPE: &str = "mcp";

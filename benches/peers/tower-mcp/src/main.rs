@@ -18,41 +18,23 @@
 
 use std::net::SocketAddr;
 
-use anyhow::{Context as _, bail};
+use clap::Parser as _;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use serde_json::{Value, json};
 use tower_mcp::extract::RawArgs;
 use tower_mcp::{CallToolResult, HttpTransport, McpRouter, ToolBuilder};
 
-struct Options {
+/// tower-mcp's Streamable HTTP server with the same `echo` tool as ours.
+#[derive(Debug, clap::Parser)]
+#[command(name = "tower-mcp-echo")]
+struct Args {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:0")]
     addr: SocketAddr,
+    /// Replies in `application/json` (tower-mcp's default) rather than SSE streams.
+    #[arg(long)]
     json_response: bool,
-}
-
-fn parse_args() -> anyhow::Result<Options> {
-    let mut options = Options {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        json_response: false,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--addr" => {
-                let value = args.next().context("--addr needs a value")?;
-                options.addr = value
-                    .parse()
-                    .with_context(|| format!("bad --addr {value:?}"))?;
-            }
-            "--json-response" => options.json_response = true,
-            "-h" | "--help" => {
-                println!("usage: tower-mcp-echo [--addr IP:PORT] [--json-response]");
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?} (try --help)"),
-        }
-    }
-    Ok(options)
 }
 
 /// The router: one tool, `echo {text}`.
@@ -72,7 +54,7 @@ fn router() -> McpRouter {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let options = parse_args()?;
+    let options = Args::parse();
     let app = HttpTransport::new(router())
         .sse_responses(!options.json_response)
         .into_router();

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::http::{Answer, call_within, initialize, request, resume};
 use super::{Cutter, PAST_THE_LEASE, Scratch, free_port, start_behind};
-use crate::proxy::RoundRobin;
+use support::proxy::RoundRobin;
 
 /// How long one call may take, faults and all.
 const CALL: Duration = Duration::from_secs(20);

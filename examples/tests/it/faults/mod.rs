@@ -24,6 +24,18 @@ const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// enough for another node to take its sessions over.
 pub(crate) const PAST_THE_LEASE: Duration = Duration::from_millis(2600);
 
+/// A command running the `echo_server` example, with none of the `MCP_*` variables of the
+/// tests' own environment, which it would read as flags.
+pub(crate) fn echo_server_command() -> Command {
+    let mut command = Command::new(echo_server());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MCP_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 /// The `echo_server` example, which `cargo test` builds beside the tests.
 fn echo_server() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -89,7 +101,7 @@ impl Node {
             .map(|n| dir.join(format!("{name}.{n}.log")))
             .find(|p| !p.exists())
             .unwrap();
-        let mut child = Command::new(echo_server())
+        let mut child = echo_server_command()
             .args(["--addr", "127.0.0.1:0", "--redis", redis, "--node", name])
             .arg("--executions-log")
             .arg(&executions)

@@ -1,0 +1,21 @@
+//! Everything the suite measured, section by section, for the report to write.
+
+use super::cells::Calls;
+use super::client::ClientRuns;
+use super::nodes::NodesResults;
+use crate::report::{IdleReport, StreamReport};
+
+/// Everything the suite measured.
+#[derive(Debug, Default)]
+pub(crate) struct Results {
+    /// The runs of each server at each concurrency.
+    pub(crate) calls: Calls,
+    /// Idle sessions: the server's label and the report.
+    pub(crate) idle: Vec<(&'static str, IdleReport)>,
+    /// The standalone-stream check.
+    pub(crate) stream: Option<StreamReport>,
+    /// Client throughput: each client's runs (`None`: not run).
+    pub(crate) clients: Option<Vec<ClientRuns>>,
+    /// Idle sessions in Redis and the failover trials.
+    pub(crate) nodes: NodesResults,
+}

@@ -1,0 +1,45 @@
+//! The flags the example servers share, for their clap command lines: each also read from its
+//! `MCP_` variable.
+
+use mcp_streamable_http::server::{AllowList, Config};
+
+/// The `Host` names and `Origin`s a server answers besides its defaults, against DNS rebinding
+/// (`Config::allowed_hosts`, `Config::allowed_origins`): `#[command(flatten)]` it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Allowed {
+    /// A `Host` name to answer besides the loopback ones (always answered): the server's
+    /// public name behind a reverse proxy. Repeatable; the variable takes a comma-separated
+    /// list.
+    #[arg(
+        long,
+        visible_alias = "host",
+        env = "MCP_ALLOWED_HOST",
+        value_name = "NAME"
+    )]
+    #[arg(value_delimiter = ',')]
+    pub allowed_host: Vec<String>,
+    /// An `Origin` whose pages are answered, whole (`https://app.example.com`), in place of
+    /// the default: pages served from loopback. Repeatable, as the variable's list is.
+    #[arg(
+        long,
+        env = "MCP_ALLOWED_ORIGIN",
+        value_name = "ORIGIN",
+        value_delimiter = ','
+    )]
+    pub allowed_origin: Vec<String>,
+}
+
+impl Allowed {
+    /// `config` answering these names and origins; as it is without the flags.
+    pub fn apply(self, mut config: Config) -> Config {
+        if !self.allowed_host.is_empty() {
+            let loopback = ["localhost", "127.0.0.1", "[::1]"].map(String::from);
+            let hosts = self.allowed_host.into_iter().chain(loopback).collect();
+            config = config.allowed_hosts(AllowList::List(hosts));
+        }
+        if !self.allowed_origin.is_empty() {
+            config = config.allowed_origins(AllowList::List(self.allowed_origin));
+        }
+        config
+    }
+}
