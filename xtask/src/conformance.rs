@@ -2,9 +2,10 @@
 //! (`@modelcontextprotocol/conformance`, pinned in `conformance/package.json`) against our
 //! server and our client, at protocol revisions 2025-11-25 and 2026-07-28.
 //!
-//! - server mode: every server scenario the suite lists for 2025-11-25 (in one run, `--suite
-//!   all`, so the pending ones, server-sse-polling included, run too) and for 2026-07-28 (one
-//!   by one) against `examples/conformance_server.rs`;
+//! - server mode: every server scenario the suite lists for 2025-11-25 and for 2026-07-28
+//!   against `examples/conformance_server.rs`, each revision in one run (`--suite all`, so the
+//!   pending ones, server-sse-polling included, run too; one by one when a filter or an
+//!   exclusion picks some);
 //! - client mode: every client scenario the suite lists for each revision, each driving
 //!   `examples/conformance_client.rs`;
 //! - client authorization: every scored `auth/*` scenario at each revision the suite lists it
@@ -84,6 +85,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         server_all,
         client,
         modern_server,
+        modern_server_all,
         modern_client,
         auth,
     } = selected;
@@ -102,7 +104,7 @@ pub(crate) fn run(options: &Options) -> Result<()> {
             &suite,
             MODERN_SPEC_VERSION,
             &modern_server,
-            false,
+            modern_server_all,
             &modern_out,
         )?);
     }

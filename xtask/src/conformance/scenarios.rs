@@ -29,12 +29,14 @@ pub(super) struct Selected {
     /// Server scenarios at [`SPEC_VERSION`], as the suite lists them.
     pub(super) server: Vec<String>,
     /// Whether those are all the suite lists at [`SPEC_VERSION`], so that one run of the
-    /// suite (`--suite all`) can run them.
+    /// suite (`--suite all`) runs them.
     pub(super) server_all: bool,
     /// Client scenarios at [`SPEC_VERSION`].
     pub(super) client: Vec<String>,
     /// Server scenarios at [`MODERN_SPEC_VERSION`].
     pub(super) modern_server: Vec<String>,
+    /// Whether those are all the suite lists at [`MODERN_SPEC_VERSION`].
+    pub(super) modern_server_all: bool,
     /// Client scenarios at [`MODERN_SPEC_VERSION`].
     pub(super) modern_client: Vec<String>,
     /// The client's authorization runs.
@@ -65,14 +67,17 @@ impl Selected {
             .into_iter()
             .filter(|run| options.selects(&run.label()))
             .collect();
-        let server = pick("server", SPEC_VERSION, "server")?;
-        let server_all = options.filters.is_empty()
-            && !excluded
-                .iter()
-                .any(|e| e.mode == "server" && e.revision == SPEC_VERSION);
+        // One run of the suite serves a revision when nothing of it is left out.
+        let all = |version: &str| {
+            options.filters.is_empty()
+                && !excluded
+                    .iter()
+                    .any(|e| e.mode == "server" && e.revision == version)
+        };
         Ok(Selected {
-            server,
-            server_all,
+            server: pick("server", SPEC_VERSION, "server")?,
+            server_all: all(SPEC_VERSION),
+            modern_server_all: all(v),
             client: pick("client", SPEC_VERSION, "client")?,
             modern_server: pick("server", v, &format!("server-{v}"))?,
             modern_client: pick("client", v, &format!("client-{v}"))?,
