@@ -58,7 +58,7 @@ pub(crate) fn tools() -> Vec<Value> {
         ),
         tool(
             "test_logging_tool",
-            "Logs only when the request's _meta asks for a log level",
+            "Sends no log message: a 2026-07-28 request gets them only when its _meta names a level",
         ),
         tool(
             "test_input_required_result_elicitation",
@@ -138,7 +138,7 @@ impl Modern {
             },
             "test_logging_tool" => {
                 // A 2026-07-28 request is sent log messages only when its `_meta` names a
-                // level; this fixture never logs, which is what the suite checks.
+                // level; the suite checks that none come when it names none.
                 text("Logging tool ran")
             }
             "test_input_required_result_elicitation" => match answer(responses, "user_name") {
