@@ -24,7 +24,21 @@
 //! - prompts: `test_simple_prompt`, `test_prompt_with_arguments`,
 //!   `test_prompt_with_embedded_resource`, `test_prompt_with_image`;
 //! - `logging/setLevel` (log messages below the level are not sent) and
-//!   `completion/complete`.
+//!   `completion/complete`;
+//! - for 2026-07-28 (`conformance_server/modern.rs`): `test_mcp_param_headers`, whose `region`
+//!   and `priority` arguments travel in `Mcp-Param-*` headers too, checked by the server
+//!   (`Config::tool_headers`, built from the same tool list `tools/list` answers with);
+//!   `test_missing_capability` (-32021 unless the client declares sampling);
+//!   `test_trigger_tool_change` and `test_trigger_prompt_change`, which announce the change to
+//!   every listen stream through the server's `Subscriptions` (on an `InMemoryBus`: one
+//!   process; several nodes would share the Redis crate's bus); `test_streaming_elicitation`,
+//!   `test_logging_tool`; the `test_input_required_result_*` tools and the
+//!   `test_input_required_result_prompt` prompt, whose `requestState` is sealed with the
+//!   server's `StateSealer`.
+//!
+//! The sealing key is random for each start unless `--state-key` (`MCP_STATE_KEY`) gives one:
+//! several nodes behind one address must share it, or a retry that lands on another node than
+//! the one that sealed its state is refused.
 //!
 //! Messages a tool sends travel on its own request's stream: progress by its token, sampling and
 //! elicitation requests by rmcp's `OriginatingRequestId`, log messages because the tool marks
@@ -43,7 +57,8 @@ use std::time::Duration;
 use clap::Parser as _;
 use mcp_streamable_http::jsonrpc::Id;
 use mcp_streamable_http::server::{
-    Config, InMemoryEventStore, ServerConnection, ServerSender, StreamableHttpService,
+    Config, InMemoryBus, InMemoryEventStore, MIN_STATE_KEY_BYTES, ServerConnection, ServerSender,
+    StateSealer, StreamableHttpService, Subscriptions, ToolHeaders,
 };
 use mcp_streamable_http::transport::Connection;
 use rmcp::model::{
@@ -61,6 +76,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use support::serve;
 
+// The crate root of an example looks for its modules beside it, not in a folder of its name.
+#[path = "conformance_server/modern.rs"]
+mod modern;
+#[path = "conformance_server/tools.rs"]
+mod tools;
+
+use modern::Modern;
+use tools::{sep1034_schema, sep1330_schema, tools};
+
 /// A 1x1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A minimal WAV file.
@@ -72,11 +96,36 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let addr = Args::parse().addr;
-    let config = Config::default().event_store(InMemoryEventStore::default());
-    let service = StreamableHttpService::new(config, session);
+    let args = Args::parse();
+    let key = match args.state_key {
+        Some(key) => key.into_bytes(),
+        None => random_key(),
+    };
+    let modern = Modern {
+        subscriptions: Subscriptions::new(InMemoryBus::default()),
+        sealer: StateSealer::new("conformance", &key)?,
+    };
+    // The server checks the `Mcp-Param-*` headers by the declarations of the very tool list
+    // `tools/list` answers with, so that the two cannot drift apart.
+    let headers = ToolHeaders::from_tools_list(&json!({"tools": tools()}))?;
+    let config = Config::default()
+        .event_store(InMemoryEventStore::default())
+        .tool_headers(headers);
+    let service = StreamableHttpService::new(config, move |conn, parts| {
+        session(conn, parts, modern.clone())
+    });
 
-    serve::serve(addr, service).await
+    serve::serve(args.addr, service).await
+}
+
+/// A key for this process only, from the OS's randomness that seeds the standard library's
+/// hash maps: enough for one node of a test server, which forgets its states when it stops.
+fn random_key() -> Vec<u8> {
+    use std::hash::BuildHasher as _;
+    let seed = std::collections::hash_map::RandomState::new();
+    (0..MIN_STATE_KEY_BYTES / 8)
+        .flat_map(|i| seed.hash_one(i).to_le_bytes())
+        .collect()
 }
 
 /// Where the server listens unless told: loopback, a port the OS picks (the suite reads the
@@ -91,17 +140,30 @@ struct Args {
     /// Where to listen; port 0 picks a free one.
     #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
+    /// The key that seals `requestState` (at least 32 bytes), shared by every node of one
+    /// deployment; random for each start when not given.
+    #[arg(long, env = "MCP_STATE_KEY", hide_env_values = true)]
+    state_key: Option<String>,
 }
 
 /// One session: one rmcp service over the session's connection.
-async fn session(conn: ServerConnection, _parts: http::request::Parts) {
+async fn session(mut conn: ServerConnection, parts: http::request::Parts, modern: Modern) {
+    // 2026-07-28 removes `ping`, but rmcp 3.11 answers a ping that comes before any other
+    // request (its rule for pings ahead of `initialize`), and a per-request connection's one
+    // request is always first: refuse it here, as the revision asks (404, -32601).
+    if conn.sender().version().is_per_request()
+        && parts.headers.get("mcp-method").is_some_and(|m| m == "ping")
+    {
+        return refuse_removed_method(&mut conn).await;
+    }
     // The handler keeps the session's sender to end a request's stream (SEP-1699 polling), the
     // one thing of the transport rmcp has no API for.
-    let handler = Conformance::new(conn.sender());
-    match handler
-        .serve(mcp_streamable_http::rmcp_adapter::server(conn))
-        .await
-    {
+    let handler = Conformance::new(conn.sender(), modern.clone());
+    // 2026-07-28 listen streams are served by the server crate's `Subscriptions`, which hear
+    // the changes the trigger tools announce.
+    let transport =
+        mcp_streamable_http::rmcp_adapter::server(conn).listen_with(modern.subscriptions);
+    match handler.serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
         }
@@ -109,9 +171,29 @@ async fn session(conn: ServerConnection, _parts: http::request::Parts) {
     }
 }
 
+/// Answers the connection's one request with -32601 (method not found).
+async fn refuse_removed_method(conn: &mut ServerConnection) {
+    use mcp_streamable_http::jsonrpc::{ErrorObject, Message, Response};
+    use mcp_streamable_http::transport::{Outgoing, Sender as _};
+    let Ok(Some(Message::Request(request))) = conn.recv().await else {
+        return;
+    };
+    let error = ErrorObject::new(
+        -32601,
+        format!("{} is not a method of 2026-07-28", request.method),
+    );
+    let answer = Response::error(Some(request.id.clone()), error);
+    let _ = conn
+        .sender()
+        .send(Outgoing::new(answer).related_to(request.id))
+        .await;
+}
+
 /// The conformance fixtures of one session.
 struct Conformance {
     sender: ServerSender,
+    /// The fixtures of the per-request revision.
+    modern: Modern,
     /// The level `logging/setLevel` set: less severe messages are not sent.
     level: Mutex<LoggingLevel>,
     /// The resources the client subscribed to.
@@ -119,9 +201,10 @@ struct Conformance {
 }
 
 impl Conformance {
-    fn new(sender: ServerSender) -> Conformance {
+    fn new(sender: ServerSender, modern: Modern) -> Conformance {
         Conformance {
             sender,
+            modern,
             level: Mutex::new(LoggingLevel::Debug),
             subscriptions: Mutex::default(),
         }
@@ -201,9 +284,9 @@ impl Conformance {
 impl ServerHandler for Conformance {
     fn get_info(&self) -> ServerConfig {
         let capabilities = from_json(json!({
-            "tools": {},
+            "tools": {"listChanged": true},
             "resources": {"subscribe": true},
-            "prompts": {},
+            "prompts": {"listChanged": true},
             "logging": {},
             "completions": {},
         }))
@@ -227,6 +310,9 @@ impl ServerHandler for Conformance {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(response) = self.modern.call_tool(&request, &context).await {
+            return response;
+        }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let text = |t: &str| json!([{"type": "text", "text": t}]);
         let content = match &*request.name {
@@ -419,14 +505,18 @@ impl ServerHandler for Conformance {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let argument = |name: &str, description: &str| json!({"name": name, "description": description, "required": true});
-        complete(json!({"prompts": [
+        let mut prompts = json!([
             {"name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments"},
             {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments", "description": "A prompt with required arguments",
              "arguments": [argument("arg1", "First test argument"), argument("arg2", "Second test argument")]},
             {"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource", "description": "A prompt that includes an embedded resource",
              "arguments": [argument("resourceUri", "URI of the resource to embed")]},
             {"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"},
-        ]}))
+        ]);
+        if let Value::Array(list) = &mut prompts {
+            list.extend(modern::prompts());
+        }
+        complete(json!({"prompts": prompts}))
     }
 
     async fn get_prompt(
@@ -434,6 +524,9 @@ impl ServerHandler for Conformance {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if let Some(response) = self.modern.get_prompt(&request) {
+            return response;
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let arg = |name: &str| args[name].as_str().unwrap_or_default().to_owned();
         let user = |content: Value| json!({"role": "user", "content": content});
@@ -494,139 +587,6 @@ impl ServerHandler for Conformance {
         };
         complete(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
     }
-}
-
-/// The tools, as `tools/list` gives them.
-fn tools() -> Value {
-    let none = json!({"type": "object", "properties": {}});
-    let tool = |name: &str, description: &str, schema: &Value| json!({"name": name, "description": description, "inputSchema": schema});
-    let string_arg = |name: &str, description: &str| json!({"type": "object", "properties": {name: {"type": "string", "description": description}}, "required": [name]});
-    json!([
-        tool(
-            "test_simple_text",
-            "Tests simple text content response",
-            &none
-        ),
-        tool("test_image_content", "Tests image content response", &none),
-        tool("test_audio_content", "Tests audio content response", &none),
-        tool(
-            "test_embedded_resource",
-            "Tests embedded resource content response",
-            &none
-        ),
-        tool(
-            "test_multiple_content_types",
-            "Tests response with multiple content types (text, image, resource)",
-            &none
-        ),
-        tool(
-            "test_tool_with_logging",
-            "Tests tool that emits log messages during execution",
-            &none
-        ),
-        tool(
-            "test_tool_with_progress",
-            "Tests tool that reports progress notifications",
-            &none
-        ),
-        tool(
-            "test_error_handling",
-            "Tests error response handling",
-            &none
-        ),
-        tool(
-            "test_reconnection",
-            "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the stream mid-call and sends the result after the client reconnects",
-            &none
-        ),
-        tool(
-            "test_sampling",
-            "Tests server-initiated sampling (LLM completion request)",
-            &string_arg("prompt", "The prompt to send to the LLM")
-        ),
-        tool(
-            "test_elicitation",
-            "Tests server-initiated elicitation (user input request)",
-            &string_arg("message", "The message to show the user")
-        ),
-        tool(
-            "test_elicitation_sep1034_defaults",
-            "Tests elicitation with default values per SEP-1034",
-            &none
-        ),
-        tool(
-            "test_elicitation_sep1330_enums",
-            "Tests elicitation with enum schema improvements per SEP-1330",
-            &none
-        ),
-        tool(
-            "json_schema_2020_12_tool",
-            "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)",
-            &json_schema_2020_12()
-        ),
-    ])
-}
-
-/// The input schema of `json_schema_2020_12_tool`: 2020-12 keywords the suite checks are kept.
-fn json_schema_2020_12() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "$defs": {"address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }},
-        "properties": {
-            "name": {"type": "string"},
-            "address": {"$ref": "#/$defs/address"},
-            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-            "phone": {"type": "string"},
-            "email": {"type": "string"},
-        },
-        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-        "then": {"required": ["phone"]},
-        "else": {"required": ["email"]},
-        "additionalProperties": false,
-    })
-}
-
-/// SEP-1034: a default for every primitive type.
-fn sep1034_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "User name", "default": "John Doe"},
-            "age": {"type": "integer", "description": "User age", "default": 30},
-            "score": {"type": "number", "description": "User score", "default": 95.5},
-            "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
-            "verified": {"type": "boolean", "description": "Verification status", "default": true},
-        },
-        "required": [],
-    })
-}
-
-/// SEP-1330: the five kinds of enum.
-fn sep1330_schema() -> Value {
-    let titled = |kind: &str| {
-        json!([
-            {"const": "value1", "title": format!("First {kind}")},
-            {"const": "value2", "title": format!("Second {kind}")},
-            {"const": "value3", "title": format!("Third {kind}")},
-        ])
-    };
-    json!({
-        "type": "object",
-        "properties": {
-            "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
-            "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": titled("Option")},
-            "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
-            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-            "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3, "items": {"anyOf": titled("Choice")}},
-        },
-        "required": [],
-    })
 }
 
 fn elicitation_completed(answer: &Value) -> String {

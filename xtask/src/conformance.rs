@@ -2,14 +2,19 @@
 //! (`@modelcontextprotocol/conformance`, pinned in `conformance/package.json`) against our
 //! server and our client, at protocol revisions 2025-11-25 and 2026-07-28.
 //!
-//! - server mode: every server scenario of 2025-11-25 (`--suite all`, so the pending ones,
-//!   server-sse-polling included, run too) against `examples/conformance_server.rs`, then the
-//!   transport's scenarios at 2026-07-28 (the per-request protocol);
-//! - client mode: the `initialize`, `tools_call` and `sse-retry` scenarios, each driving
-//!   `examples/conformance_client.rs`, then the transport's client scenarios at 2026-07-28;
+//! - server mode: every server scenario the suite lists for 2025-11-25 and for 2026-07-28
+//!   against `examples/conformance_server.rs`, each revision in one run (`--suite all`, so the
+//!   pending ones, server-sse-polling included, run too; one by one when a filter or an
+//!   exclusion picks some);
+//! - client mode: every client scenario the suite lists for each revision, each driving
+//!   `examples/conformance_client.rs`;
 //! - client authorization: every scored `auth/*` scenario at each revision the suite lists it
 //!   for, and the client-credentials, DPoP, enterprise-managed and workload-identity extensions
 //!   (`auth.rs`), named `client/auth/NAME@REVISION` for filters.
+//!
+//! A scenario the suite lists is left out only by a row of the `## Not run` table of
+//! `conformance/README.md`, with why (`exclusions.rs`); a row naming a scenario the suite no
+//! longer lists fails the run.
 //!
 //! It prints the suite's own totals per mode and ends with `N passed, N failed`, the checks of
 //! both modes; it fails if the suite reports a failure (or a stale entry of
@@ -17,9 +22,10 @@
 //! says more.
 //!
 //! This file runs the modes in order and sums their totals. Beside it: `scenarios.rs`, which
-//! scenarios run and the names filters match; `suite.rs`, the installed suite and one bounded
-//! run of it; `server.rs` and `client.rs`, each mode's runs; `results.rs`, the verdicts read
-//! from the suite's output and its `checks.json` files; `auth.rs`, the authorization runs.
+//! scenarios run and the names filters match; `exclusions.rs`, the README's table of those
+//! left out; `suite.rs`, the installed suite and one bounded run of it; `server.rs` and
+//! `client.rs`, each mode's runs; `results.rs`, the verdicts read from the suite's output and
+//! its `checks.json` files; `auth.rs`, the authorization runs.
 
 use std::{fs, path::Path};
 
@@ -32,6 +38,7 @@ use crate::tools;
 
 mod auth;
 mod client;
+mod exclusions;
 mod results;
 mod scenarios;
 mod server;
@@ -58,7 +65,6 @@ pub(crate) fn run(options: &Options) -> Result<()> {
         selected.print();
         return Ok(());
     }
-    suite.check_modern_scenarios()?;
     if selected.is_empty() {
         bail!(
             "no conformance scenario matches '{}' (see `cargo xtask conformance --list`)",
@@ -76,17 +82,19 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 
     let Selected {
         server,
+        server_all,
         client,
         modern_server,
+        modern_server_all,
         modern_client,
         auth,
     } = selected;
     let mut totals = Vec::new();
     if !server.is_empty() {
-        let everything = options.filters.is_empty();
-        totals.push(run_server(&suite, SPEC_VERSION, &server, everything, &out)?);
+        totals.push(run_server(&suite, SPEC_VERSION, &server, server_all, &out)?);
     }
     if !client.is_empty() {
+        let client: Vec<&str> = client.iter().map(String::as_str).collect();
         totals.push(run_client(&suite, Some(SPEC_VERSION), &client, &out)?);
     }
     let modern_out = out.join(MODERN_SPEC_VERSION);
@@ -96,11 +104,12 @@ pub(crate) fn run(options: &Options) -> Result<()> {
             &suite,
             MODERN_SPEC_VERSION,
             &modern_server,
-            false,
+            modern_server_all,
             &modern_out,
         )?);
     }
     if !modern_client.is_empty() {
+        let modern_client: Vec<&str> = modern_client.iter().map(String::as_str).collect();
         totals.push(run_client(
             &suite,
             Some(MODERN_SPEC_VERSION),

@@ -1,29 +1,18 @@
-//! Which scenarios run: the revisions, the scenario lists this command keeps itself, and the
-//! selection a command line makes among them and the suite's own lists, under the names
+//! Which scenarios run: the revisions, and the selection a command line makes among the
+//! scenarios the suite lists (less those `conformance/README.md` excludes), under the names
 //! filters match (`server/NAME`, `client/NAME`, `server-2026-07-28/NAME`...).
 
 use anyhow::Result;
 
 use super::Options;
 use super::auth;
+use super::exclusions;
 use super::suite::Suite;
 
 /// The protocol revision the suite tests.
 pub(super) const SPEC_VERSION: &str = "2025-11-25";
-/// The client scenarios run, in order.
-const CLIENT_SCENARIOS: &[&str] = &["initialize", "tools_call", "sse-retry"];
 /// The per-request revision.
 pub(super) const MODERN_SPEC_VERSION: &str = "2026-07-28";
-/// The server scenarios of 2026-07-28 that test the transport, run one by one. The others test
-/// what an application answers (MRTR, caching, subscriptions), which is not this project's.
-pub(super) const MODERN_SERVER_SCENARIOS: &[&str] = &[
-    "server-sse-multiple-streams",
-    "dns-rebinding-protection",
-    "http-header-validation",
-    "tools-call-with-progress",
-];
-/// The client scenarios of 2026-07-28 that test the transport.
-pub(super) const MODERN_CLIENT_SCENARIOS: &[&str] = &["request-metadata", "http-standard-headers"];
 /// Server scenarios a full run must include: were a new suite version to stop running one of
 /// these at 2025-11-25, the run fails instead of silently testing less.
 pub(super) const REQUIRED_SERVER_SCENARIOS: &[&str] = &[
@@ -39,49 +28,59 @@ pub(super) const REQUIRED_SERVER_SCENARIOS: &[&str] = &[
 pub(super) struct Selected {
     /// Server scenarios at [`SPEC_VERSION`], as the suite lists them.
     pub(super) server: Vec<String>,
+    /// Whether those are all the suite lists at [`SPEC_VERSION`], so that one run of the
+    /// suite (`--suite all`) runs them.
+    pub(super) server_all: bool,
     /// Client scenarios at [`SPEC_VERSION`].
-    pub(super) client: Vec<&'static str>,
+    pub(super) client: Vec<String>,
     /// Server scenarios at [`MODERN_SPEC_VERSION`].
     pub(super) modern_server: Vec<String>,
+    /// Whether those are all the suite lists at [`MODERN_SPEC_VERSION`].
+    pub(super) modern_server_all: bool,
     /// Client scenarios at [`MODERN_SPEC_VERSION`].
-    pub(super) modern_client: Vec<&'static str>,
+    pub(super) modern_client: Vec<String>,
     /// The client's authorization runs.
     pub(super) auth: Vec<auth::Run>,
 }
 
 impl Selected {
-    /// The scenarios `options` selects, among those the suite lists and this command's own.
+    /// The scenarios `options` selects among those the suite lists, but for those
+    /// `conformance/README.md` excludes (which fails if it excludes one the suite no longer
+    /// lists). The client's `auth/*` scenarios are picked apart (`auth.rs`).
     pub(super) fn pick(suite: &Suite, options: &Options) -> Result<Selected> {
-        let server: Vec<String> = suite
-            .server_scenarios()?
-            .into_iter()
-            .filter(|s| options.selects(&format!("server/{s}")))
-            .collect();
-        let client: Vec<&str> = CLIENT_SCENARIOS
-            .iter()
-            .copied()
-            .filter(|s| options.selects(&format!("client/{s}")))
-            .collect();
-        let modern_server: Vec<String> = MODERN_SERVER_SCENARIOS
-            .iter()
-            .filter(|s| options.selects(&format!("server-{MODERN_SPEC_VERSION}/{s}")))
-            .map(|s| s.to_string())
-            .collect();
-        let modern_client: Vec<&str> = MODERN_CLIENT_SCENARIOS
-            .iter()
-            .copied()
-            .filter(|s| options.selects(&format!("client-{MODERN_SPEC_VERSION}/{s}")))
-            .collect();
+        let readme = std::fs::read_to_string(crate::project_root().join("conformance/README.md"))?;
+        let excluded = exclusions::parse(&readme)?;
+        let pick = |mode: &str, version: &str, label: &str| -> Result<Vec<String>> {
+            let listed: Vec<String> = suite
+                .listed(mode, version)?
+                .into_iter()
+                .filter(|s| !s.starts_with("auth/"))
+                .collect();
+            Ok(exclusions::apply(&excluded, mode, version, &listed)?
+                .into_iter()
+                .filter(|s| options.selects(&format!("{label}/{s}")))
+                .collect())
+        };
+        let v = MODERN_SPEC_VERSION;
         let auth: Vec<auth::Run> = suite
             .auth_runs()?
             .into_iter()
             .filter(|run| options.selects(&run.label()))
             .collect();
+        // One run of the suite serves a revision when nothing of it is left out.
+        let all = |version: &str| {
+            options.filters.is_empty()
+                && !excluded
+                    .iter()
+                    .any(|e| e.mode == "server" && e.revision == version)
+        };
         Ok(Selected {
-            server,
-            client,
-            modern_server,
-            modern_client,
+            server: pick("server", SPEC_VERSION, "server")?,
+            server_all: all(SPEC_VERSION),
+            modern_server_all: all(v),
+            client: pick("client", SPEC_VERSION, "client")?,
+            modern_server: pick("server", v, &format!("server-{v}"))?,
+            modern_client: pick("client", v, &format!("client-{v}"))?,
             auth,
         })
     }
