@@ -109,7 +109,10 @@
 //! [`serve::Options::serve`] (or [`serve()`], with the defaults) is the one way to serve the
 //! service over TCP with production defaults: header, body and idle timeouts, a connection
 //! cap, HTTP/1.1 and HTTP/2 with a per-connection reset budget against paced rapid resets,
-//! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
+//! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24), on
+//! SIGINT or SIGTERM with [`serve::terminated`] (H3); [`serve::Options::health_paths`] answers
+//! liveness and readiness probes, ready meaning not shutting down and, with a cluster, holding
+//! the node's lease ([`StreamableHttpService::readiness`], H1, H2). In
 //! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
 //! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
 //! each limit does and why its default is what it is. With feature `tls`,
@@ -187,6 +190,7 @@ pub use crate::core::config::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_MAX_TOTAL_INCOMING_BYTES,
     DEFAULT_RETRY, Families, Mode,
 };
+pub use crate::core::health::Readiness;
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::rate_limit::{
     Bucket, DEFAULT_MAX_RATE_BUCKETS, InMemoryRateStore, Quota, RateError, RateFuture, RateLimit,

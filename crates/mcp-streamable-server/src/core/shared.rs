@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::core::budget::{Budget, Inbound};
 use crate::core::config::Config;
 use crate::core::error::Error;
+use crate::core::health::Readiness;
 use crate::core::session::{Ending, Session};
 
 pub(crate) struct Shared {
@@ -50,6 +51,19 @@ impl Shared {
 
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::Release);
+    }
+
+    /// Whether the service is ready for traffic (H2): not shutting down, and with a cluster,
+    /// holding this node's lease. Shutdown is looked at first, so a node shutting down says so
+    /// whatever its lease.
+    pub(crate) fn readiness(&self) -> Readiness {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Readiness::ShuttingDown;
+        }
+        match &self.config.cluster {
+            Some(cluster) if !cluster.lease().is_valid() => Readiness::LeaseNotHeld,
+            _ => Readiness::Ready,
+        }
     }
 
     /// S23: refuses new work while the service shuts down, saying what is refused.

@@ -58,6 +58,8 @@ pub(crate) async fn run<F>(
             drop(slot);
         });
     }
+    // H2: unready before anything closes, for probes on connections still open.
+    service.begin_shutdown();
     drop(listener);
     finish(service, &options, stop, connections).await;
 }

@@ -10,6 +10,8 @@ mod bad_input;
 mod cluster;
 mod core_defects;
 mod harness;
+#[cfg(feature = "serve")]
+mod health;
 mod idle;
 mod lifecycle;
 mod listen;
