@@ -30,6 +30,8 @@ pub(crate) mod shared;
 pub(crate) mod start;
 pub(crate) mod store;
 pub(crate) mod takeover;
+#[cfg(feature = "otel")]
+pub(crate) mod telemetry;
 
 pub(crate) use error::Error;
 pub(crate) use session::Session;

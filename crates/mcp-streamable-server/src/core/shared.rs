@@ -27,11 +27,18 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Woken each time a session taken over from a dead node is ready.
     pub(crate) restored: tokio::sync::Notify,
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: crate::core::telemetry::Telemetry,
 }
 
 impl Shared {
     pub(crate) fn new(config: Config) -> Self {
         Shared {
+            #[cfg(feature = "otel")]
+            telemetry: config
+                .telemetry
+                .clone()
+                .unwrap_or_else(crate::core::telemetry::Telemetry::global),
             budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
             inbound: Arc::new(Inbound::new(config.max_total_incoming_bytes)),
             config,
@@ -281,6 +288,8 @@ async fn reap(shared: Weak<Shared>, period: Duration) {
         for session in shared.sessions.all() {
             if session.is_idle() && now.saturating_sub(session.last_active_ms()) >= timeout {
                 tracing::debug!(parent: &session.span, "idle timeout");
+                #[cfg(feature = "otel")]
+                session.ends_by(crate::core::telemetry::EndCause::Idle);
                 session.close(Ending::Abort).await;
             }
         }

@@ -214,8 +214,18 @@ impl StreamableHttpService {
         .await;
         result.unwrap_or_else(|reject| {
             tracing::debug!(status = %reject.status(), message = %reject.message, "request refused");
+            #[cfg(feature = "otel")]
+            shared
+                .telemetry
+                .refused(reject.status().as_u16(), reject.kind.name());
             reject.into_response(allow)
         })
+    }
+
+    /// Where the service records its telemetry.
+    #[cfg(feature = "otel")]
+    pub(crate) fn telemetry(&self) -> &crate::core::telemetry::Telemetry {
+        &self.server.shared.telemetry
     }
 
     /// Marks the service as shutting down: unready, refusing new sessions and streams.
@@ -250,6 +260,8 @@ impl StreamableHttpService {
         // cluster, a session is handed over rather than ended: another node takes it over at
         // its next request.
         for session in shared.sessions.all_with_transient() {
+            #[cfg(feature = "otel")]
+            session.ends_by(crate::core::telemetry::EndCause::Shutdown);
             if shared.config.cluster.is_some() && !session.is_transient() {
                 session.hand_over().await;
             } else {

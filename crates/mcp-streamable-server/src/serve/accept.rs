@@ -54,6 +54,9 @@ pub(crate) async fn run<F>(
         };
         let (service, options, stopped) = (service.clone(), Arc::clone(&options), stopped.clone());
         connections.spawn(async move {
+            // Counted until the task ends, or is dropped past the shutdown grace.
+            #[cfg(feature = "otel")]
+            let _open = crate::core::telemetry::OpenConnection::new(service.telemetry());
             serve_connection(tcp, PeerAddr(peer), service, options, stopped).await;
             drop(slot);
         });

@@ -20,6 +20,8 @@ mod logs;
 mod memory;
 mod modern;
 mod modern_app;
+#[cfg(feature = "otel")]
+mod otel;
 mod over_tcp;
 mod param_headers;
 mod rate_limit;

@@ -55,6 +55,12 @@ pub(crate) struct Session {
     pub(crate) locks: AtomicU64,
     pub(crate) span: tracing::Span,
     lifetime: Lifetime,
+    /// The spans of its requests in flight.
+    #[cfg(feature = "otel")]
+    pub(crate) operations: crate::core::telemetry::operation::Operations,
+    /// Its life, for the session-based family.
+    #[cfg(feature = "otel")]
+    pub(crate) life: Option<crate::core::telemetry::SessionLife>,
 }
 
 /// How long a session lives.
@@ -109,6 +115,14 @@ impl Session {
         let id_header = (!id.is_empty())
             .then(|| http::HeaderValue::from_str(&id).ok())
             .flatten();
+        #[cfg(feature = "otel")]
+        let (operations, life) = {
+            use crate::core::telemetry::{SessionLife, operation::Operations};
+            let telemetry = &shared.telemetry;
+            let named = (lifetime == Lifetime::Session && !id.is_empty()).then(|| Arc::clone(&id));
+            let life = named.is_some().then(|| SessionLife::begin(telemetry));
+            (Operations::new(telemetry, named), life)
+        };
         Arc::new(Session {
             id,
             id_header,
@@ -123,6 +137,10 @@ impl Session {
             locks: AtomicU64::new(0),
             span,
             lifetime,
+            #[cfg(feature = "otel")]
+            operations,
+            #[cfg(feature = "otel")]
+            life,
         })
     }
 
@@ -130,6 +148,14 @@ impl Session {
     /// sessions clients name by id.
     pub(crate) fn is_transient(&self) -> bool {
         self.lifetime != Lifetime::Session
+    }
+
+    /// Says why the session is about to end, for its telemetry (the first cause said counts).
+    #[cfg(feature = "otel")]
+    pub(crate) fn ends_by(&self, cause: crate::core::telemetry::EndCause) {
+        if let Some(life) = &self.life {
+            life.ends_by(cause);
+        }
     }
 
     /// How long the session lives: what ends it when a reader of its streams ends.
@@ -360,6 +386,10 @@ impl Session {
         }
         let mut completes = false;
         let mut negotiated = None;
+        #[cfg(feature = "otel")]
+        if let Message::Response(r) = &out.message {
+            self.operations.answered(r);
+        }
         if let Message::Response(r) = &out.message
             && let Some(id) = r.id()
         {
