@@ -110,8 +110,8 @@ fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
         })
 }
 
-/// An application: `initialize`, `tools/call` of `echo` (a result) and `broken` (a result
-/// with `isError`); any other method is -32601.
+/// An application: `initialize`, `tools/call` of `echo` (a result), `broken` (a result with
+/// `isError`) and `hang` (no answer); any other method is -32601.
 async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
     let sender = conn.sender();
     while let Ok(Some(message)) = conn.recv().await {
@@ -127,6 +127,7 @@ async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
             })),
             ("tools/call", Some("echo")) => Ok(json!({"content": [], "isError": false})),
             ("tools/call", Some("broken")) => Ok(json!({"content": [], "isError": true})),
+            ("tools/call", Some("hang")) => continue,
             (other, _) => Err(ErrorObject::new(
                 code::METHOD_NOT_FOUND,
                 format!("no {other}"),
@@ -309,4 +310,62 @@ async fn o4_a_deleted_session_records_its_duration_and_leaves_no_live_session() 
     assert_eq!(gone.status(), http::StatusCode::NOT_FOUND);
     let refused = Some(("mcp.refusal.reason", "session_not_found"));
     assert_eq!(recorded.total("mcp.server.request.refused", refused), 1);
+}
+
+#[tokio::test]
+async fn o2_a_request_cancelled_by_its_client_ends_its_span_as_cancelled() {
+    let (recorded, telemetry) = Recorded::new();
+    let service = service(telemetry);
+    let body = modern_app::body(5, "tools/call", json!({"name": "hang", "arguments": {}}));
+    let builder = modern_app::modern("tools/call").header("mcp-name", "hang");
+    let call = service.handle(request(builder, body));
+    // The client leaves before any answer: M6 cancels the request.
+    let left = tokio::time::timeout(std::time::Duration::from_millis(50), call).await;
+    assert!(left.is_err(), "no answer came");
+    let span = recorded.span("tools/call hang");
+    assert_eq!(
+        attr(&span.attributes, "error.type").as_deref(),
+        Some("cancelled")
+    );
+    assert!(matches!(span.status, Status::Error { .. }));
+    let cancelled = Some(("error.type", "cancelled"));
+    assert_eq!(
+        recorded.total("mcp.server.operation.duration", cancelled),
+        1
+    );
+}
+
+#[cfg(feature = "serve")]
+#[tokio::test]
+async fn o4_serve_counts_its_open_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (recorded, telemetry) = Recorded::new();
+    let service = service(telemetry);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options =
+        mcp_streamable_server::serve::Options::default().health_paths("/livez", "/readyz");
+    let server = tokio::spawn(options.serve(listener, service, stopped));
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /livez HTTP/1.1\r\nhost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = [0u8; 12];
+    tcp.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    // The kept-alive connection is open until the client closes it.
+    assert_eq!(recorded.total("mcp.server.connection.active", None), 1);
+    drop(tcp);
+    // Bounded: the server sees the close within a few turns.
+    for _ in 0..200 {
+        if recorded.total("mcp.server.connection.active", None) == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(recorded.total("mcp.server.connection.active", None), 0);
+    stop.send(()).unwrap();
+    tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
 }

@@ -288,6 +288,8 @@ impl Session {
         self.refuse_what_cannot_travel(&out)?;
         let json = Bytes::from(out.message.to_vec());
         let mut wakers = Vec::new();
+        #[cfg(feature = "otel")]
+        let mut answered = None;
         // Routing, indexing, queueing and ordering the store's write in one critical section,
         // with no await inside: a send whose future is dropped midway cannot leave a request
         // answered but its stream open, nor the store out of order.
@@ -298,6 +300,10 @@ impl Session {
                 return Err(mcp_transport::Error::closed());
             }
             let (stream, completes, negotiated) = self.route(st, &out)?;
+            #[cfg(feature = "otel")]
+            if let Message::Response(r) = &out.message {
+                answered = self.operations.take(r);
+            }
             // The standalone stream keeps index 0 free when it primes, as request streams do,
             // so that a GET can always name the point just before what waits for it.
             let first = self.first_index(st);
@@ -328,6 +334,12 @@ impl Session {
             st.queue(self, stream, entry, completes, &mut wakers);
             (write_store, negotiated, behind)
         };
+        // Ended before the reader is woken: a client that read the response finds the span
+        // ended.
+        #[cfg(feature = "otel")]
+        if let (Some(operation), Message::Response(r)) = (answered, &out.message) {
+            self.operations.answer(operation, r);
+        }
         for waker in wakers {
             waker.wake();
         }
@@ -386,10 +398,6 @@ impl Session {
         }
         let mut completes = false;
         let mut negotiated = None;
-        #[cfg(feature = "otel")]
-        if let Message::Response(r) = &out.message {
-            self.operations.answered(r);
-        }
         if let Message::Response(r) = &out.message
             && let Some(id) = r.id()
         {

@@ -29,7 +29,7 @@ pub(crate) struct Operations {
 }
 
 /// One request in flight.
-struct Operation {
+pub(crate) struct Operation {
     span: BoxedSpan,
     started: Instant,
     /// The attributes of its duration.
@@ -232,12 +232,15 @@ impl Operations {
         }
     }
 
+    /// The request `response` answers, if it is in flight: taken under the session's lock, in
+    /// the same critical section as the response's routing, and ended after it
+    /// ([`answer`](Self::answer)), so that no exporter runs under the lock.
+    pub(crate) fn take(&self, response: &Response) -> Option<Operation> {
+        self.open().remove(response.id()?)
+    }
+
     /// The application answered: the request's span ends with what the answer says.
-    pub(crate) fn answered(&self, response: &Response) {
-        let Some(id) = response.id() else { return };
-        let Some(operation) = self.open().remove(id) else {
-            return;
-        };
+    pub(crate) fn answer(&self, operation: Operation, response: &Response) {
         let failure = match response.result() {
             Err(error) => Some(Failure {
                 kind: error.code.to_string(),
