@@ -146,8 +146,12 @@
 //!   `mcp.server.session.ended` by `mcp.session.end_reason` (`deleted`, `idle`, `evicted`,
 //!   `taken_over`, `shutdown`, `closed`), `mcp.server.request.refused` by
 //!   `http.response.status_code` and `mcp.refusal.reason`, `mcp.server.stream.resumed` and
-//!   `mcp.server.event.replayed` (resumptions with `Last-Event-ID`), and
-//!   `mcp.server.connection.active` (connections `serve` holds).
+//!   `mcp.server.event.replayed` (resumptions with `Last-Event-ID`),
+//!   `mcp.server.stream.active` by `mcp.stream.kind` (`request`, `standalone`),
+//!   `mcp.server.buffer.size` by `mcp.buffer.direction` (what the sessions hold for readers,
+//!   `outgoing`, and for applications, `incoming`: S22), `mcp.server.buffer.shed` (bytes
+//!   dropped from memory for readers too far behind), and `mcp.server.connection.active`
+//!   (connections `serve` holds).
 //!
 //! The OpenTelemetry API directly, not `tracing` with `tracing-opentelemetry`: a request's span
 //! starts in one task (the POST's) and ends in another (the application's send), with a

@@ -33,7 +33,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(config: Config) -> Self {
-        Shared {
+        let shared = Shared {
             #[cfg(feature = "otel")]
             telemetry: config
                 .telemetry
@@ -46,7 +46,13 @@ impl Shared {
             epoch: tokio::time::Instant::now().into_std(),
             shutting_down: AtomicBool::new(false),
             restored: tokio::sync::Notify::new(),
-        }
+        };
+        #[cfg(feature = "otel")]
+        shared.telemetry.observe_buffers(
+            Arc::downgrade(&shared.budget),
+            Arc::downgrade(&shared.inbound),
+        );
+        shared
     }
 
     /// Milliseconds since the service started, on tokio's clock (so paused-time tests see

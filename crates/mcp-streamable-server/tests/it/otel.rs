@@ -86,6 +86,10 @@ impl Recorded {
                 .data_points()
                 .map(|p| (attrs(&mut p.attributes()), p.value() as i64))
                 .collect(),
+            AggregatedMetrics::U64(MetricData::Gauge(g)) => g
+                .data_points()
+                .map(|p| (attrs(&mut p.attributes()), p.value() as i64))
+                .collect(),
             other => panic!("{name}: unexpected data {other:?}"),
         }
     }
@@ -368,4 +372,29 @@ async fn o4_serve_counts_its_open_connections() {
     assert_eq!(recorded.total("mcp.server.connection.active", None), 0);
     stop.send(()).unwrap();
     tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn o4_open_streams_and_buffers_are_observed() {
+    let (recorded, telemetry) = Recorded::new();
+    let service = service(telemetry);
+    let sid = initialize(&service, "2025-11-25").await;
+    let standalone = Some(("mcp.stream.kind", "standalone"));
+    let stream = service.handle(get(&sid, None)).await;
+    assert_eq!(stream.status(), http::StatusCode::OK);
+    assert_eq!(recorded.total("mcp.server.stream.active", standalone), 1);
+    let outgoing = Some(("mcp.buffer.direction", "outgoing"));
+    assert_eq!(recorded.total("mcp.server.buffer.size", outgoing), 0);
+    // What POSTs hold for the application: observed too (`notifications/initialized` until
+    // the application reads it).
+    let held = recorded.points("mcp.server.buffer.size");
+    let incoming = |(attrs, _): &(Vec<KeyValue>, i64)| {
+        attr(attrs, "mcp.buffer.direction").as_deref() == Some("incoming")
+    };
+    assert!(held.iter().any(incoming));
+    drop(stream);
+    assert_eq!(recorded.total("mcp.server.stream.active", standalone), 0);
+    // The request streams of initialize and its answer came and went.
+    let request = Some(("mcp.stream.kind", "request"));
+    assert_eq!(recorded.total("mcp.server.stream.active", request), 0);
 }

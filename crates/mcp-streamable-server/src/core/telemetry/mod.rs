@@ -144,6 +144,18 @@ impl Telemetry {
                     "{connection}",
                     "Connections `serve` holds open",
                 ),
+                streams: live(
+                    "mcp.server.stream.active",
+                    "{stream}",
+                    "SSE streams open, by kind (mcp.stream.kind: request, standalone)",
+                ),
+                shed: count(
+                    "mcp.server.buffer.shed",
+                    "By",
+                    "Bytes of outgoing messages dropped from memory for readers too far behind \
+                     (kept in the event store, when there is one)",
+                ),
+                meter: meter.clone(),
             }),
         }
     }
@@ -160,6 +172,10 @@ pub(crate) struct Instruments {
     pub(crate) resumptions: Counter<u64>,
     pub(crate) replayed: Counter<u64>,
     pub(crate) connections: UpDownCounter<i64>,
+    pub(crate) streams: UpDownCounter<i64>,
+    pub(crate) shed: Counter<u64>,
+    /// For the instruments observed from a service's state.
+    meter: Meter,
 }
 
 /// Why a session ended: the value of `mcp.session.end_reason`.
@@ -273,6 +289,61 @@ impl Telemetry {
         self.inner
             .replayed
             .add(u64::try_from(events).unwrap_or(u64::MAX), &[]);
+    }
+}
+
+impl Telemetry {
+    /// Observes a service's buffers (S22) as `mcp.server.buffer.size`: what its sessions'
+    /// outboxes hold for readers (`mcp.buffer.direction` `outgoing`) and what its POSTs hold
+    /// for applications (`incoming`). The callback holds the service weakly.
+    pub(crate) fn observe_buffers(
+        &self,
+        outgoing: std::sync::Weak<crate::core::budget::Budget>,
+        incoming: std::sync::Weak<crate::core::budget::Inbound>,
+    ) {
+        let direction = |d: &'static str| [KeyValue::new("mcp.buffer.direction", d)];
+        let _gauge = self
+            .inner
+            .meter
+            .u64_observable_gauge("mcp.server.buffer.size")
+            .with_unit("By")
+            .with_description("Bytes held in memory for readers and for applications")
+            .with_callback(move |observer| {
+                let as_u64 = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+                if let Some(budget) = outgoing.upgrade() {
+                    observer.observe(as_u64(budget.total()), &direction("outgoing"));
+                }
+                if let Some(inbound) = incoming.upgrade() {
+                    observer.observe(as_u64(inbound.total()), &direction("incoming"));
+                }
+            })
+            .build();
+    }
+
+    /// Bytes shed from a session's outboxes.
+    pub(crate) fn shed(&self, bytes: usize) {
+        if bytes > 0 {
+            let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+            self.inner.shed.add(bytes, &[]);
+        }
+    }
+}
+
+/// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
+pub(crate) struct OpenStream(Telemetry, [KeyValue; 1]);
+
+impl OpenStream {
+    pub(crate) fn new(telemetry: &Telemetry, standalone: bool) -> OpenStream {
+        let kind = if standalone { "standalone" } else { "request" };
+        let attributes = [KeyValue::new("mcp.stream.kind", kind)];
+        telemetry.inner.streams.add(1, &attributes);
+        OpenStream(telemetry.clone(), attributes)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.inner.streams.add(-1, &self.1);
     }
 }
 
