@@ -22,6 +22,8 @@ mod modern;
 mod modern_app;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(feature = "otel")]
+mod otlp;
 mod over_tcp;
 mod param_headers;
 mod rate_limit;

@@ -16,11 +16,11 @@ use crate::harness::*;
 use crate::modern_app;
 
 /// The client's context, as it puts it in `params._meta`.
-const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-const PARENT: &str = "00f067aa0ba902b7";
+pub(crate) const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+pub(crate) const PARENT: &str = "00f067aa0ba902b7";
 /// The HTTP request's own span, in its `traceparent` header.
-const HTTP_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
-const HTTP_SPAN: &str = "b7ad6b7169203331";
+pub(crate) const HTTP_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+pub(crate) const HTTP_SPAN: &str = "b7ad6b7169203331";
 
 /// Where a service's telemetry went.
 struct Recorded {
@@ -116,7 +116,7 @@ fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
 
 /// An application: `initialize`, `tools/call` of `echo` (a result), `broken` (a result with
 /// `isError`) and `hang` (no answer); any other method is -32601.
-async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
+pub(crate) async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
     let sender = conn.sender();
     while let Ok(Some(message)) = conn.recv().await {
         let Message::Request(request) = message else {
@@ -149,18 +149,22 @@ fn service(telemetry: Telemetry) -> StreamableHttpService {
     service_with(Config::default().telemetry(telemetry), app)
 }
 
-fn traceparent(trace: &str, span: &str) -> String {
+pub(crate) fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
 }
 
 /// A session-based request's body with `traceparent` in its `_meta`.
-fn traced(id: i64, method: &str, mut params: Json) -> String {
+pub(crate) fn traced(id: i64, method: &str, mut params: Json) -> String {
     params["_meta"] = json!({"traceparent": traceparent(TRACE, PARENT)});
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
 
 /// Sends a POST of session `sid` carrying an HTTP `traceparent`, and reads its answer.
-async fn post_traced(service: &StreamableHttpService, sid: &str, body: String) -> Vec<Message> {
+pub(crate) async fn post_traced(
+    service: &StreamableHttpService,
+    sid: &str,
+    body: String,
+) -> Vec<Message> {
     let builder = post(Some(sid)).header("traceparent", traceparent(HTTP_TRACE, HTTP_SPAN));
     let response = service.handle(request(builder, body)).await;
     messages(&sse_events(response, 10).await)
