@@ -215,6 +215,12 @@ async fn o1_a_session_tools_call_is_a_server_span_parented_from_meta_and_linked_
     // initialize and notifications/initialized are spans too, without a parent from `_meta`.
     let init = recorded.span("initialize");
     assert_eq!(init.parent_span_id, SpanId::INVALID);
+    let asked = attr(&init.attributes, "mcp.protocol.version");
+    assert_eq!(
+        asked.as_deref(),
+        Some("2025-11-25"),
+        "the version initialize asks for"
+    );
     recorded.span("notifications/initialized");
     // O3: one operation recorded per message served.
     let duration = "mcp.server.operation.duration";

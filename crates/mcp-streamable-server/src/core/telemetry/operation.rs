@@ -43,6 +43,9 @@ pub(crate) struct Operation {
 struct Params {
     name: Option<String>,
     uri: Option<String>,
+    /// An `initialize`'s: the version its session will speak is not settled yet.
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
     #[serde(rename = "_meta")]
     meta: Option<HashMap<String, serde_json::Value>>,
 }
@@ -181,6 +184,10 @@ impl Operations {
         version: &str,
     ) -> Operation {
         let inner = &self.telemetry.inner;
+        let version = match (method, &params.protocol_version) {
+            ("initialize", Some(asked)) => asked.as_str(),
+            _ => version,
+        };
         let mut attributes = vec![
             KeyValue::new("mcp.method.name", method.to_owned()),
             KeyValue::new("mcp.protocol.version", version.to_owned()),
