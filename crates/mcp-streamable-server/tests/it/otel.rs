@@ -408,3 +408,35 @@ async fn o4_open_streams_and_buffers_are_observed() {
     let request = Some(("mcp.stream.kind", "request"));
     assert_eq!(recorded.total("mcp.server.stream.active", request), 0);
 }
+
+#[tokio::test]
+async fn o1_each_request_of_a_batch_has_its_own_span_ended_with_its_answer() {
+    let (recorded, telemetry) = Recorded::new();
+    let service = service(telemetry);
+    let sid = initialize(&service, "2025-03-26").await;
+    let batch = format!(
+        "[{},{}]",
+        traced(1, "tools/call", json!({"name": "echo", "arguments": {}})),
+        traced(2, "tools/call", json!({"name": "broken", "arguments": {}})),
+    );
+    assert_eq!(post_traced(&service, &sid, batch).await.len(), 2);
+    let echo = recorded.span("tools/call echo");
+    let broken = recorded.span("tools/call broken");
+    assert_eq!(
+        attr(&echo.attributes, "jsonrpc.request.id").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        attr(&broken.attributes, "jsonrpc.request.id").as_deref(),
+        Some("2")
+    );
+    assert_parented_and_linked(&echo);
+    assert_parented_and_linked(&broken);
+    let tool_error = Some(("error.type", "tool_error"));
+    assert_eq!(
+        recorded.total("mcp.server.operation.duration", tool_error),
+        1
+    );
+    let calls = Some(("mcp.method.name", "tools/call"));
+    assert_eq!(recorded.total("mcp.server.operation.duration", calls), 2);
+}
