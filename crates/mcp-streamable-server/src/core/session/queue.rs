@@ -89,9 +89,9 @@ impl State {
     /// where a disconnection would end the stream cleanly with the answers out of its reach
     /// (nothing lost silently); it is disconnected only if that frees nothing.
     fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Vec<Waker>) {
-        let (has_store, span) = (session.has_store(), &session.span);
         while self.buffered.get() > budget {
-            // Read only once shedding: nothing more is done on the way in.
+            // Read only once shedding: a send that sheds nothing does no more than before.
+            let (has_store, span) = (session.has_store(), &session.span);
             #[cfg(feature = "otel")]
             let held = self.buffered.get();
             let Some((&id, s)) = self
