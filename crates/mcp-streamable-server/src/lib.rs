@@ -109,11 +109,58 @@
 //! [`serve::Options::serve`] (or [`serve()`], with the defaults) is the one way to serve the
 //! service over TCP with production defaults: header, body and idle timeouts, a connection
 //! cap, HTTP/1.1 and HTTP/2 with a per-connection reset budget against paced rapid resets,
-//! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24). In
+//! `TCP_NODELAY`, and a graceful shutdown that ends the sessions and their streams (S24), on
+//! SIGINT or SIGTERM with [`serve::terminated`] (H3); [`serve::Options::health_paths`] answers
+//! liveness and readiness probes, ready meaning not shutting down and, with a cluster, holding
+//! the node's lease ([`StreamableHttpService::readiness`], H1, H2). In
 //! axum, give `with_graceful_shutdown` the future of [`serve::shutdown_signal`], or it never
 //! returns while a client holds a GET stream open. The [`serve`](mod@serve) module says what
 //! each limit does and why its default is what it is. With feature `tls`,
 //! `serve::Options::tls` terminates TLS on every connection (S25).
+//!
+//! # Telemetry (feature `otel`)
+//!
+//! With feature `otel`, the service records OpenTelemetry spans and metrics by the MCP semantic
+//! conventions (OpenTelemetry's GenAI conventions, `mcp.md`) through the providers of a
+//! [`Telemetry`] ([`Config::telemetry`]; the global ones by default). It installs no exporter:
+//! that is the application's choice (OTLP, Prometheus...), and so is the propagator that reads
+//! `traceparent` (OpenTelemetry's default reads nothing: install a `TraceContextPropagator`).
+//!
+//! - A span `mcp.server`, kind SERVER, for each request and notification a session serves,
+//!   named `{mcp.method.name} {target}` (the tool's or prompt's name, else the method alone),
+//!   with `mcp.method.name`, `jsonrpc.request.id`, `gen_ai.tool.name`, `gen_ai.prompt.name`,
+//!   `mcp.resource.uri`, `mcp.protocol.version`, `mcp.session.id` (session-based requests only),
+//!   `network.transport`, `network.protocol.name` and `.version`, `client.address` and `.port`;
+//!   on failure `error.type` (the JSON-RPC code, or `tool_error` for a tool result with
+//!   `isError`; `cancelled` when the session ended first), `rpc.response.status_code` for an
+//!   error response, and status ERROR. Its parent is the context the client put in
+//!   `params._meta` (`traceparent`, `tracestate`, `baggage`); it links the HTTP request's span
+//!   (an `opentelemetry::Context` an instrumenting layer put in the request's extensions, else
+//!   the request's `traceparent` header), which stays apart: one MCP request may span several
+//!   HTTP requests. A request's span starts when its POST delivers it and ends when the
+//!   application's response reaches the transport, whichever stream carries it on (a batch's,
+//!   a resumed one, another node's relay); a notification's ends at once.
+//! - `mcp.server.operation.duration` and `mcp.server.session.duration`, histograms in seconds
+//!   with the convention's buckets ([`DURATION_BUCKETS`]).
+//! - The transport's own: `mcp.server.session.active` (sessions live),
+//!   `mcp.server.session.ended` by `mcp.session.end_reason` (`deleted`, `idle`, `evicted`,
+//!   `taken_over`, `shutdown`, `closed`), `mcp.server.request.refused` by
+//!   `http.response.status_code` and `mcp.refusal.reason`, `mcp.server.stream.resumed` and
+//!   `mcp.server.event.replayed` (resumptions with `Last-Event-ID`),
+//!   `mcp.server.stream.active` by `mcp.stream.kind` (`request`, `standalone`),
+//!   `mcp.server.buffer.size` by `mcp.buffer.direction` (what the sessions hold for readers,
+//!   `outgoing`, and for applications, `incoming`: S22), `mcp.server.buffer.shed` (bytes
+//!   dropped from memory for readers too far behind), and `mcp.server.connection.active`
+//!   (connections `serve` holds).
+//!
+//! The OpenTelemetry API directly, not `tracing` with `tracing-opentelemetry`: a request's span
+//! starts in one task (the POST's) and ends in another (the application's send), with a
+//! remote parent from `_meta`, a link, a kind and a status, all of which the API says in one
+//! call each, where `tracing` needs a subscriber layer the application must install and
+//! special fields to carry them; and the `opentelemetry` meter rather than the `metrics`
+//! facade, for the convention's histogram buckets and units, and one dependency for both. The
+//! `tracing` spans (`mcp.session`) and logs stay as they are. Without the feature, none of this
+//! is compiled: the session core has no field and makes no call of it.
 //!
 //! # How it is built
 //!
@@ -187,6 +234,7 @@ pub use crate::core::config::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_TOTAL_BUFFERED_BYTES, DEFAULT_MAX_TOTAL_INCOMING_BYTES,
     DEFAULT_RETRY, Families, Mode,
 };
+pub use crate::core::health::Readiness;
 pub use crate::core::owner::{PeerAddr, SessionOwner};
 pub use crate::core::rate_limit::{
     Bucket, DEFAULT_MAX_RATE_BUCKETS, InMemoryRateStore, Quota, RateError, RateFuture, RateLimit,
@@ -201,6 +249,9 @@ pub use crate::core::store::event_store::{
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use crate::core::store::session_store::check_session_store;
 pub use crate::core::store::session_store::{InMemorySessionStore, SessionRecord, SessionStore};
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use crate::core::telemetry::{DURATION_BUCKETS, Telemetry};
 pub use crate::http::reply::body::ResponseBody;
 pub use crate::http::service::StreamableHttpService;
 pub use crate::listen::{

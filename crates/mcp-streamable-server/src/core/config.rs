@@ -150,6 +150,8 @@ pub struct Config {
     pub(crate) tool_headers: Option<ToolHeaders>,
     #[cfg(feature = "auth")]
     pub(crate) authorization: Option<mcp_streamable_auth::Guard>,
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: Option<crate::core::telemetry::Telemetry>,
 }
 
 impl Default for Config {
@@ -178,6 +180,8 @@ impl Default for Config {
             tool_headers: None,
             #[cfg(feature = "auth")]
             authorization: None,
+            #[cfg(feature = "otel")]
+            telemetry: None,
         }
     }
 }
@@ -267,6 +271,15 @@ impl Config {
     /// the sessions themselves, in this process.
     pub fn session_store(mut self, store: impl SessionStore) -> Self {
         self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Where spans and metrics go (feature `otel`; see [`Telemetry`](crate::Telemetry)). By
+    /// default, the global providers as installed when the service is built.
+    #[cfg(feature = "otel")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+    pub fn telemetry(mut self, telemetry: crate::core::telemetry::Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
         self
     }
 

@@ -14,14 +14,15 @@
 //!   node's lease that every delivery checks;
 //! - [`store`]: the event store and the session store, the queue of a session's writes to them,
 //!   and the fence every write of a session carries;
-//! - [`config`], [`budget`], [`rate_limit`], [`owner`], [`error`]: the settings, the
-//!   server-wide bound on what all sessions hold, the rate limits, who owns a session, and the
-//!   core's errors.
+//! - [`config`], [`budget`], [`rate_limit`], [`owner`], [`health`], [`error`]: the settings,
+//!   the server-wide bound on what all sessions hold, the rate limits, who owns a session,
+//!   whether the service is ready for traffic, and the core's errors.
 
 pub(crate) mod budget;
 pub(crate) mod cluster;
 pub(crate) mod config;
 pub(crate) mod error;
+pub(crate) mod health;
 pub(crate) mod owner;
 pub(crate) mod rate_limit;
 pub(crate) mod session;
@@ -29,6 +30,8 @@ pub(crate) mod shared;
 pub(crate) mod start;
 pub(crate) mod store;
 pub(crate) mod takeover;
+#[cfg(feature = "otel")]
+pub(crate) mod telemetry;
 
 pub(crate) use error::Error;
 pub(crate) use session::Session;

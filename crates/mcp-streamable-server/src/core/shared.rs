@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::core::budget::{Budget, Inbound};
 use crate::core::config::Config;
 use crate::core::error::Error;
+use crate::core::health::Readiness;
 use crate::core::session::{Ending, Session};
 
 pub(crate) struct Shared {
@@ -26,11 +27,18 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Woken each time a session taken over from a dead node is ready.
     pub(crate) restored: tokio::sync::Notify,
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: crate::core::telemetry::Telemetry,
 }
 
 impl Shared {
     pub(crate) fn new(config: Config) -> Self {
-        Shared {
+        let shared = Shared {
+            #[cfg(feature = "otel")]
+            telemetry: config
+                .telemetry
+                .clone()
+                .unwrap_or_else(crate::core::telemetry::Telemetry::global),
             budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
             inbound: Arc::new(Inbound::new(config.max_total_incoming_bytes)),
             config,
@@ -38,7 +46,13 @@ impl Shared {
             epoch: tokio::time::Instant::now().into_std(),
             shutting_down: AtomicBool::new(false),
             restored: tokio::sync::Notify::new(),
-        }
+        };
+        #[cfg(feature = "otel")]
+        shared.telemetry.observe_buffers(
+            Arc::downgrade(&shared.budget),
+            Arc::downgrade(&shared.inbound),
+        );
+        shared
     }
 
     /// Milliseconds since the service started, on tokio's clock (so paused-time tests see
@@ -50,6 +64,19 @@ impl Shared {
 
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::Release);
+    }
+
+    /// Whether the service is ready for traffic (H2): not shutting down, and with a cluster,
+    /// holding this node's lease. Shutdown is looked at first, so a node shutting down says so
+    /// whatever its lease.
+    pub(crate) fn readiness(&self) -> Readiness {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Readiness::ShuttingDown;
+        }
+        match &self.config.cluster {
+            Some(cluster) if !cluster.lease().is_valid() => Readiness::LeaseNotHeld,
+            _ => Readiness::Ready,
+        }
     }
 
     /// S23: refuses new work while the service shuts down, saying what is refused.
@@ -267,6 +294,8 @@ async fn reap(shared: Weak<Shared>, period: Duration) {
         for session in shared.sessions.all() {
             if session.is_idle() && now.saturating_sub(session.last_active_ms()) >= timeout {
                 tracing::debug!(parent: &session.span, "idle timeout");
+                #[cfg(feature = "otel")]
+                session.ends_by(crate::core::telemetry::EndCause::Idle);
                 session.close(Ending::Abort).await;
             }
         }

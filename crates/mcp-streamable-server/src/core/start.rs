@@ -44,6 +44,8 @@ impl Shared {
         };
         if let Some(evicted) = self.sessions.insert(Arc::clone(&session), caps)? {
             tracing::debug!(parent: &evicted.span, "evicted: a session cap was reached and it was the least recently used idle session of the client holding the most");
+            #[cfg(feature = "otel")]
+            evicted.ends_by(crate::core::telemetry::EndCause::Evicted);
             evicted.close(Ending::Abort).await;
         }
         if let Err(err) = self.record(&session, record).await {

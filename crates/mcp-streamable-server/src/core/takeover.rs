@@ -66,6 +66,8 @@ impl Restored {
             }
         };
         if let Some(evicted) = evicted {
+            #[cfg(feature = "otel")]
+            evicted.ends_by(crate::core::telemetry::EndCause::Evicted);
             evicted.close(Ending::Abort).await;
         }
         shared.sessions.start_reaper(&shared);

@@ -35,6 +35,8 @@ pub(crate) async fn handle<B>(
 
 /// Ends a session held here.
 pub(crate) async fn delete(session: &Arc<Session>) -> Response<ResponseBody> {
+    #[cfg(feature = "otel")]
+    session.ends_by(crate::core::telemetry::EndCause::Deleted);
     session.close(Ending::Abort).await;
     reply::empty(StatusCode::NO_CONTENT)
 }

@@ -39,6 +39,27 @@ pub(crate) enum Kind {
     Internal,
 }
 
+#[cfg(feature = "otel")]
+impl Kind {
+    /// The reason of a refusal, as its telemetry names it (`mcp.refusal.reason`).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Kind::MethodNotAllowed => "method_not_allowed",
+            Kind::NotAcceptable => "not_acceptable",
+            Kind::UnsupportedMediaType => "unsupported_media_type",
+            Kind::PayloadTooLarge => "payload_too_large",
+            Kind::RequestTimeout => "request_timeout",
+            Kind::Forbidden => "forbidden",
+            Kind::SessionNotFound => "session_not_found",
+            Kind::MethodNotFound => "method_not_found",
+            Kind::Unavailable => "unavailable",
+            Kind::TooManyRequests(_) => "too_many_requests",
+            Kind::BadRequest => "bad_request",
+            Kind::Internal => "internal",
+        }
+    }
+}
+
 /// A refusal: what went wrong, for the client and for the log.
 #[derive(Debug, Clone)]
 pub(crate) struct Reject {

@@ -98,6 +98,8 @@ async fn standalone(session: &Arc<Session>) -> Result<SseBody, Reject> {
 /// S11: replays a stream after `after`, then follows it live if it is still open.
 async fn resume(session: &Arc<Session>, after: EventId) -> Result<SseBody, Reject> {
     let resumed = session.resume(after).await?;
+    #[cfg(feature = "otel")]
+    session.shared.telemetry.resumed(resumed.events.len());
     let mut body = SseBody::new(resumed.reader);
     for frame in replayed(after.stream, &resumed.events) {
         body.push_prelude(frame);

@@ -14,6 +14,7 @@ use http::{Method, Request, Response};
 use crate::cluster::sign::{MCP_FORWARD, MCP_FORWARD_AFTER};
 use crate::core::Shared;
 use crate::core::config::{Config, Families, Mode};
+use crate::core::health::Readiness;
 use crate::core::session::Ending;
 use crate::core::session::connection::ServerConnection;
 use crate::http::app::Server;
@@ -73,10 +74,7 @@ fn detach(mut parts: http::request::Parts) -> http::request::Parts {
 ///     }
 /// });
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let ctrl_c = async {
-///     let _ = tokio::signal::ctrl_c().await;
-/// };
-/// mcp_streamable_server::serve::serve(listener, service, ctrl_c).await;
+/// mcp_streamable_server::serve::serve(listener, service, mcp_streamable_server::serve::terminated()).await;
 /// # Ok(())
 /// # }
 /// ```
@@ -138,6 +136,28 @@ impl StreamableHttpService {
         self.server.shared.budget.total()
     }
 
+    /// Whether this service is ready for new traffic, and if not why (H2): it is not once
+    /// [`shutdown`](Self::shutdown) began, and with a [`Cluster`](crate::Cluster) while this
+    /// node does not hold its [`Lease`](crate::Lease) (the cluster renews the lease through
+    /// its shared stores, so a lease held proves that they answer). A readiness probe's answer:
+    /// `serve::Options::health_paths` (feature `serve`) serves it at a path of its own, and
+    /// with another server, route a path to it:
+    ///
+    /// ```
+    /// use mcp_streamable_server::{Config, Readiness, ServerConnection, StreamableHttpService};
+    ///
+    /// let service = StreamableHttpService::new(Config::default(), |_c: ServerConnection, _p| async {});
+    /// let probe = || {
+    ///     let readiness = service.readiness();
+    ///     let status = if readiness.is_ready() { 200 } else { 503 };
+    ///     (status, readiness.reason())
+    /// };
+    /// assert_eq!(probe(), (200, "ready"));
+    /// ```
+    pub fn readiness(&self) -> Readiness {
+        self.server.shared.readiness()
+    }
+
     /// Serves one request.
     pub async fn handle<B>(&self, request: Request<B>) -> Response<ResponseBody>
     where
@@ -194,14 +214,30 @@ impl StreamableHttpService {
         .await;
         result.unwrap_or_else(|reject| {
             tracing::debug!(status = %reject.status(), message = %reject.message, "request refused");
+            #[cfg(feature = "otel")]
+            shared
+                .telemetry
+                .refused(reject.status().as_u16(), reject.kind.name());
             reject.into_response(allow)
         })
+    }
+
+    /// Where the service records its telemetry.
+    #[cfg(feature = "otel")]
+    pub(crate) fn telemetry(&self) -> &crate::core::telemetry::Telemetry {
+        &self.server.shared.telemetry
+    }
+
+    /// Marks the service as shutting down: unready, refusing new sessions and streams.
+    pub(crate) fn begin_shutdown(&self) {
+        self.server.shared.begin_shutdown();
     }
 
     /// Stops gracefully (S23): new sessions and new standalone streams are refused with 503,
     /// standalone streams end, and requests in flight get up to `grace` to finish before every
     /// session is closed; what was sent by then is still written to the readers that are
-    /// connected. Returns as soon as nothing is in flight.
+    /// connected. Returns as soon as nothing is in flight. From its start, [`readiness`](Self::readiness)
+    /// says [`Readiness::ShuttingDown`].
     pub async fn shutdown(&self, grace: Duration) {
         let server = &*self.server;
         let shared = &server.shared;
@@ -224,6 +260,8 @@ impl StreamableHttpService {
         // cluster, a session is handed over rather than ended: another node takes it over at
         // its next request.
         for session in shared.sessions.all_with_transient() {
+            #[cfg(feature = "otel")]
+            session.ends_by(crate::core::telemetry::EndCause::Shutdown);
             if shared.config.cluster.is_some() && !session.is_transient() {
                 session.hand_over().await;
             } else {

@@ -54,10 +54,15 @@ pub(crate) async fn run<F>(
         };
         let (service, options, stopped) = (service.clone(), Arc::clone(&options), stopped.clone());
         connections.spawn(async move {
+            // Counted until the task ends, or is dropped past the shutdown grace.
+            #[cfg(feature = "otel")]
+            let _open = crate::core::telemetry::OpenConnection::new(service.telemetry());
             serve_connection(tcp, PeerAddr(peer), service, options, stopped).await;
             drop(slot);
         });
     }
+    // H2: unready before anything closes, for probes on connections still open.
+    service.begin_shutdown();
     drop(listener);
     finish(service, &options, stop, connections).await;
 }

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use crate::core::owner::PeerAddr;
 use crate::http::reply::ResponseBody;
 use crate::http::service::StreamableHttpService;
+use crate::serve::health;
 use crate::serve::options::Options;
 use crate::serve::timed_body::TimedBody;
 use crate::serve::watch::{Inflight, Watch};
@@ -49,6 +50,9 @@ impl Guard {
         request.extensions_mut().insert(self.peer);
         // Dropped with this future if the peer resets the stream before the answer.
         let inflight = self.watch.begin();
+        if let Some((status, text)) = health::probe(&self.options, &self.service, &request) {
+            return refusal(status, &text, inflight);
+        }
         if !self.serves(request.uri().path()) {
             return refusal(StatusCode::NOT_FOUND, "not found\n", inflight);
         }
@@ -75,8 +79,8 @@ impl Guard {
 }
 
 /// A short plain-text answer of the server itself, not of the service.
-fn refusal(status: StatusCode, text: &'static str, inflight: Inflight) -> Response<Tracked> {
-    let body = ResponseBody::full(Bytes::from_static(text.as_bytes()));
+fn refusal(status: StatusCode, text: &str, inflight: Inflight) -> Response<Tracked> {
+    let body = ResponseBody::full(Bytes::copy_from_slice(text.as_bytes()));
     let mut response = Response::new(Tracked::new(body, inflight));
     *response.status_mut() = status;
     response.headers_mut().insert(

@@ -10,7 +10,8 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! serve::Options::default()
 //!     .path("/mcp")
-//!     .serve(listener, service, tokio::signal::ctrl_c())
+//!     .health_paths("/livez", "/readyz")
+//!     .serve(listener, service, serve::terminated())
 //!     .await;
 //! # Ok(())
 //! # }
@@ -39,6 +40,12 @@
 //! - HTTP/2 limits set deliberately: 100 concurrent streams, hyper's reset counters, and a
 //!   ping every 20 s that finds peers gone without closing.
 //!
+//! Give it [`terminated()`] as its shutdown: it completes on SIGINT or SIGTERM, which service
+//! managers send to stop a process (H3). With [`Options::health_paths`], liveness and
+//! readiness probes are answered before the service (H1): readiness is 503 from the moment
+//! shutdown begins, or while a node of a cluster does not hold its lease
+//! ([`StreamableHttpService::readiness`], H2).
+//!
 //! [`Options::serve`] returns once `shutdown` completed and everything is closed: the
 //! listener closes at once, connections are asked to close once their requests are over, the
 //! service's sessions and streams end ([`StreamableHttpService::shutdown`]) and requests in
@@ -56,6 +63,7 @@
 mod accept;
 mod connection;
 mod guard;
+mod health;
 mod options;
 mod signal;
 mod sniff;
@@ -76,7 +84,7 @@ pub use crate::serve::options::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RESET_RATE, DEFAULT_SHUTDOWN_GRACE, Options,
 };
-pub use crate::serve::signal::shutdown_signal;
+pub use crate::serve::signal::{shutdown_signal, terminated};
 #[cfg(feature = "tls")]
 pub use crate::serve::tls::Tls;
 
@@ -91,7 +99,7 @@ where
 
 impl Options {
     /// Serves `service` on `listener` with these options until `shutdown` completes (its
-    /// output is ignored, so `tokio::signal::ctrl_c()` will do), then shuts down gracefully:
+    /// output is ignored: [`terminated()`], or `tokio::signal::ctrl_c()`), then shuts down gracefully:
     /// the listener closes, the service's sessions and streams end and requests in flight get
     /// the grace, then connections get the grace again. Returns when everything is closed,
     /// at most about twice the grace after `shutdown`.

@@ -79,6 +79,8 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 #[non_exhaustive]
 pub struct Options {
     pub(crate) path: Option<String>,
+    pub(crate) liveness_path: Option<String>,
+    pub(crate) readiness_path: Option<String>,
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
@@ -97,6 +99,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             path: None,
+            liveness_path: None,
+            readiness_path: None,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -118,6 +122,33 @@ impl Options {
     /// metadata paths); other paths get 404. By default the service answers every path.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
+        self
+    }
+
+    /// Answers liveness probes at `liveness` and readiness probes at `readiness` (H1; none by
+    /// default, since the service serves every path unless [`path`](Self::path) is set), for
+    /// Kubernetes' `livenessProbe`/`readinessProbe`, a load balancer's health checks, or a
+    /// monitor. `GET` or `HEAD` of `liveness` is 200 `ok` while the server serves connections;
+    /// of `readiness`, 200 `ready` when [`StreamableHttpService::readiness`] is ready, else 503
+    /// with the reason (`shutting down`, `lease not held`), in plain text. Probes are answered
+    /// before the service sees them: no host or origin check (a kubelet's `Host` is the pod's
+    /// address) and no authorization, and they start no session.
+    ///
+    /// ```
+    /// use mcp_streamable_server::serve::Options;
+    ///
+    /// let options = Options::default().path("/mcp").health_paths("/livez", "/readyz");
+    /// # let _ = options;
+    /// ```
+    ///
+    /// [`StreamableHttpService::readiness`]: crate::StreamableHttpService::readiness
+    pub fn health_paths(
+        mut self,
+        liveness: impl Into<String>,
+        readiness: impl Into<String>,
+    ) -> Self {
+        self.liveness_path = Some(liveness.into());
+        self.readiness_path = Some(readiness.into());
         self
     }
 

@@ -10,6 +10,8 @@ mod bad_input;
 mod cluster;
 mod core_defects;
 mod harness;
+#[cfg(feature = "serve")]
+mod health;
 mod idle;
 mod lifecycle;
 mod listen;
@@ -18,6 +20,10 @@ mod logs;
 mod memory;
 mod modern;
 mod modern_app;
+#[cfg(feature = "otel")]
+mod otel;
+#[cfg(feature = "otel")]
+mod otlp;
 mod over_tcp;
 mod param_headers;
 mod rate_limit;

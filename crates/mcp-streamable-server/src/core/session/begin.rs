@@ -38,6 +38,9 @@ pub(crate) struct Accepted {
     pub(crate) reader: Option<Reader>,
     /// Whether the stream opens with a priming event (S14).
     pub(crate) prime: bool,
+    /// The version the session speaks, for the requests' spans.
+    #[cfg(feature = "otel")]
+    version: ProtocolVersion,
 }
 
 /// What a POST writes before its messages are delivered.
@@ -129,6 +132,10 @@ impl Accepted {
             body,
             mut charge,
         } = posted;
+        #[cfg(feature = "otel")]
+        self.session
+            .operations
+            .begin(&body, &request, self.version.as_str());
         let mut left = body.messages().len();
         for message in body {
             // An even share of what is left: the last message takes all of it.
@@ -219,6 +226,8 @@ impl Session {
                 registered: None,
                 reader: None,
                 prime: false,
+                #[cfg(feature = "otel")]
+                version,
             }));
         }
         let initialize = body
@@ -271,6 +280,8 @@ impl Session {
             registered: Some(stream),
             reader: Some(Reader::new(Arc::clone(self), stream, Some(generation))),
             prime,
+            #[cfg(feature = "otel")]
+            version,
         }))
     }
 }

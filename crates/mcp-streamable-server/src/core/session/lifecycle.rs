@@ -48,6 +48,14 @@ impl Session {
         for waker in wakers {
             waker.wake();
         }
+        #[cfg(feature = "otel")]
+        {
+            self.operations.unanswered();
+            if let Some(life) = &self.life {
+                let version = self.lock().version;
+                life.end(version.as_str());
+            }
+        }
         tracing::debug!(parent: &self.span, "session closed");
         true
     }
@@ -120,6 +128,8 @@ impl Session {
     }
 
     pub(crate) fn step_down(&self) {
+        #[cfg(feature = "otel")]
+        self.ends_by(crate::core::telemetry::EndCause::TakenOver);
         if self.close_now(Ending::Abort) {
             self.shared.sessions.remove(self);
             tracing::warn!(parent: &self.span, "this node no longer holds the session: its copy here ended");

@@ -55,6 +55,12 @@ pub(crate) struct Session {
     pub(crate) locks: AtomicU64,
     pub(crate) span: tracing::Span,
     lifetime: Lifetime,
+    /// The spans of its requests in flight.
+    #[cfg(feature = "otel")]
+    pub(crate) operations: crate::core::telemetry::operation::Operations,
+    /// Its life, for the session-based family.
+    #[cfg(feature = "otel")]
+    pub(crate) life: Option<crate::core::telemetry::SessionLife>,
 }
 
 /// How long a session lives.
@@ -109,6 +115,14 @@ impl Session {
         let id_header = (!id.is_empty())
             .then(|| http::HeaderValue::from_str(&id).ok())
             .flatten();
+        #[cfg(feature = "otel")]
+        let (operations, life) = {
+            use crate::core::telemetry::{SessionLife, operation::Operations};
+            let telemetry = &shared.telemetry;
+            let named = (lifetime == Lifetime::Session && !id.is_empty()).then(|| Arc::clone(&id));
+            let life = named.is_some().then(|| SessionLife::begin(telemetry));
+            (Operations::new(telemetry, named), life)
+        };
         Arc::new(Session {
             id,
             id_header,
@@ -123,6 +137,10 @@ impl Session {
             locks: AtomicU64::new(0),
             span,
             lifetime,
+            #[cfg(feature = "otel")]
+            operations,
+            #[cfg(feature = "otel")]
+            life,
         })
     }
 
@@ -130,6 +148,14 @@ impl Session {
     /// sessions clients name by id.
     pub(crate) fn is_transient(&self) -> bool {
         self.lifetime != Lifetime::Session
+    }
+
+    /// Says why the session is about to end, for its telemetry (the first cause said counts).
+    #[cfg(feature = "otel")]
+    pub(crate) fn ends_by(&self, cause: crate::core::telemetry::EndCause) {
+        if let Some(life) = &self.life {
+            life.ends_by(cause);
+        }
     }
 
     /// How long the session lives: what ends it when a reader of its streams ends.
@@ -262,6 +288,8 @@ impl Session {
         self.refuse_what_cannot_travel(&out)?;
         let json = Bytes::from(out.message.to_vec());
         let mut wakers = Vec::new();
+        #[cfg(feature = "otel")]
+        let mut answered = None;
         // Routing, indexing, queueing and ordering the store's write in one critical section,
         // with no await inside: a send whose future is dropped midway cannot leave a request
         // answered but its stream open, nor the store out of order.
@@ -272,6 +300,10 @@ impl Session {
                 return Err(mcp_transport::Error::closed());
             }
             let (stream, completes, negotiated) = self.route(st, &out)?;
+            #[cfg(feature = "otel")]
+            if let Message::Response(r) = &out.message {
+                answered = self.operations.take(r);
+            }
             // The standalone stream keeps index 0 free when it primes, as request streams do,
             // so that a GET can always name the point just before what waits for it.
             let first = self.first_index(st);
@@ -302,6 +334,12 @@ impl Session {
             st.queue(self, stream, entry, completes, &mut wakers);
             (write_store, negotiated, behind)
         };
+        // Ended before the reader is woken: a client that read the response finds the span
+        // ended.
+        #[cfg(feature = "otel")]
+        if let (Some(operation), Message::Response(r)) = (answered, &out.message) {
+            self.operations.answer(operation, r);
+        }
         for waker in wakers {
             waker.wake();
         }

@@ -60,12 +60,7 @@ impl State {
         if s.is_done() {
             self.streams.remove(&stream);
         }
-        self.shed(
-            session.shared.config.max_buffered_bytes,
-            has_store,
-            span,
-            wakers,
-        );
+        self.shed(session.shared.config.max_buffered_bytes, session, wakers);
         // Past the server-wide budget, a session over its share sheds its own now; if that is
         // not enough, the largest sessions shed theirs (the reaper's task: their locks are not
         // taken under this one's).
@@ -73,7 +68,7 @@ impl State {
         if budget.is_over() {
             let share = budget.share(session.shared.sessions.len());
             if self.buffered.get() > share {
-                self.shed(share, has_store, span, wakers);
+                self.shed(share, session, wakers);
             }
             if budget.is_over() {
                 budget.wake_shedder();
@@ -93,14 +88,12 @@ impl State {
     /// messages go. Its client then sees every request of the stream answered, if with errors,
     /// where a disconnection would end the stream cleanly with the answers out of its reach
     /// (nothing lost silently); it is disconnected only if that frees nothing.
-    fn shed(
-        &mut self,
-        budget: usize,
-        has_store: bool,
-        span: &tracing::Span,
-        wakers: &mut Vec<Waker>,
-    ) {
+    fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Vec<Waker>) {
         while self.buffered.get() > budget {
+            // Read only once shedding: a send that sheds nothing does no more than before.
+            let (has_store, span) = (session.has_store(), &session.span);
+            #[cfg(feature = "otel")]
+            let held = self.buffered.get();
             let Some((&id, s)) = self
                 .streams
                 .iter_mut()
@@ -109,30 +102,37 @@ impl State {
             else {
                 return;
             };
-            // A request stream's reader is disconnected only when its client can resume.
-            let resumable = has_store && s.id_given;
-            if !resumable && !s.standalone && s.is_read() {
-                let before = s.backlog();
-                let dropped = s.outbox.shrink_backlog(&mut self.buffered, dropped_answer);
-                if s.backlog() < before {
-                    tracing::warn!(parent: span, stream = id, dropped, "reader too far behind and no event store: its unread answers replaced by errors, its other unread messages dropped");
-                    continue;
+            'turn: {
+                // A request stream's reader is disconnected only when its client can resume.
+                let resumable = has_store && s.id_given;
+                if !resumable && !s.standalone && s.is_read() {
+                    let before = s.backlog();
+                    let dropped = s.outbox.shrink_backlog(&mut self.buffered, dropped_answer);
+                    if s.backlog() < before {
+                        tracing::warn!(parent: span, stream = id, dropped, "reader too far behind and no event store: its unread answers replaced by errors, its other unread messages dropped");
+                        break 'turn;
+                    }
+                }
+                if let Some(waker) = s.detach_reader() {
+                    let dropped = s.outbox.clear(&mut self.buffered);
+                    if has_store {
+                        tracing::debug!(parent: span, stream = id, "reader too far behind: disconnected, it can resume from the event store");
+                    } else {
+                        tracing::warn!(parent: span, stream = id, dropped, "reader too far behind: disconnected, and its unread messages dropped (no event store)");
+                    }
+                    wakers.extend(waker);
+                    if s.is_done() {
+                        self.streams.remove(&id);
+                    }
+                } else if s.outbox.pop(&mut self.buffered).is_some() {
+                    tracing::warn!(parent: span, stream = id, "no reader on the standalone stream and the session's buffer is full: oldest message dropped");
                 }
             }
-            if let Some(waker) = s.detach_reader() {
-                let dropped = s.outbox.clear(&mut self.buffered);
-                if has_store {
-                    tracing::debug!(parent: span, stream = id, "reader too far behind: disconnected, it can resume from the event store");
-                } else {
-                    tracing::warn!(parent: span, stream = id, dropped, "reader too far behind: disconnected, and its unread messages dropped (no event store)");
-                }
-                wakers.extend(waker);
-                if s.is_done() {
-                    self.streams.remove(&id);
-                }
-            } else if s.outbox.pop(&mut self.buffered).is_some() {
-                tracing::warn!(parent: span, stream = id, "no reader on the standalone stream and the session's buffer is full: oldest message dropped");
-            }
+            #[cfg(feature = "otel")]
+            session
+                .shared
+                .telemetry
+                .shed(held.saturating_sub(self.buffered.get()));
         }
     }
 }
@@ -141,8 +141,7 @@ impl Session {
     /// Sheds this session's largest backlogs until it holds at most `bytes` (S22).
     pub(crate) fn shed_to(&self, bytes: usize) {
         let mut wakers = Vec::new();
-        self.lock()
-            .shed(bytes, self.has_store(), &self.span, &mut wakers);
+        self.lock().shed(bytes, self, &mut wakers);
         for waker in wakers {
             waker.wake();
         }

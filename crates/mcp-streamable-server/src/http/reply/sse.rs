@@ -103,6 +103,9 @@ pub(crate) struct SseBody {
     due: Instant,
     timer: Option<Pin<Box<Sleep>>>,
     ended: bool,
+    /// Counted as an open stream while it lives.
+    #[cfg(feature = "otel")]
+    _open: crate::core::telemetry::OpenStream,
 }
 
 impl fmt::Debug for SseBody {
@@ -117,6 +120,11 @@ impl SseBody {
     pub(crate) fn new(reader: Reader) -> Self {
         let keep_alive = reader.session().shared.config.keep_alive;
         let due = keep_alive.map_or_else(Instant::now, |every| Instant::now() + every);
+        #[cfg(feature = "otel")]
+        let _open = crate::core::telemetry::OpenStream::new(
+            &reader.session().shared.telemetry,
+            reader.stream() == crate::core::session::state::STANDALONE,
+        );
         SseBody {
             reader,
             prelude: VecDeque::new(),
@@ -126,6 +134,8 @@ impl SseBody {
             due,
             timer: None,
             ended: false,
+            #[cfg(feature = "otel")]
+            _open,
         }
     }
 

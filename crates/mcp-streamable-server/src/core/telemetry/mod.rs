@@ -1,0 +1,377 @@
+//! OpenTelemetry (feature `otel`): the instruments of a service, the span and the duration of
+//! each request a session serves ([`operation`]), and the life of each session.
+//!
+//! Spans and metrics follow the MCP semantic conventions of OpenTelemetry (`mcp.server`, kind
+//! SERVER; `mcp.server.operation.duration`, `mcp.server.session.duration`); the transport's own
+//! instruments are named in the same style (`mcp.server.*`). Everything here is compiled only
+//! with the feature: without it, the session core carries no field and makes no call of it.
+
+pub(crate) mod operation;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider, UpDownCounter};
+use opentelemetry::trace::{Span, Tracer, TracerProvider};
+use opentelemetry::{InstrumentationScope, KeyValue};
+
+/// The bucket boundaries, in seconds, of the two duration histograms: the ones the MCP
+/// semantic conventions advise (from 10 ms to 5 minutes, for calls from a ping to a long tool).
+pub const DURATION_BUCKETS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// Where a service sends its spans and metrics (feature `otel`): a tracer and a meter, from the
+/// providers an application installed. A library installs no exporter: without providers
+/// (OpenTelemetry's no-op ones), recording costs a few calls that do nothing.
+///
+/// [`Config::telemetry`](crate::Config::telemetry) sets it; by default a service takes the
+/// global providers ([`Telemetry::global`]) when it is built, so install them before. The
+/// parent of a request's span is read from its `params._meta` with the global text map
+/// propagator (`opentelemetry::global::set_text_map_propagator`, a `TraceContextPropagator`
+/// for `traceparent`): OpenTelemetry's default propagator reads nothing.
+///
+/// ```
+/// use mcp_streamable_server::{Config, Telemetry};
+///
+/// // The providers an application built (an OTLP exporter's, say); here, the global ones.
+/// let tracers = opentelemetry::global::tracer_provider();
+/// let meters = opentelemetry::global::meter_provider();
+/// let config = Config::default().telemetry(Telemetry::new(&tracers, meters.as_ref()));
+/// # let _ = config;
+/// ```
+#[derive(Clone)]
+pub struct Telemetry {
+    pub(crate) inner: Arc<Instruments>,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry").finish_non_exhaustive()
+    }
+}
+
+/// The scope every span and instrument of this crate is recorded under.
+fn scope() -> InstrumentationScope {
+    InstrumentationScope::builder(env!("CARGO_PKG_NAME"))
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .build()
+}
+
+impl Telemetry {
+    /// The tracer and meter of the global providers, as installed now.
+    pub fn global() -> Telemetry {
+        let tracer = opentelemetry::global::tracer_with_scope(scope());
+        let meter = opentelemetry::global::meter_with_scope(scope());
+        Telemetry::with(tracer, &meter)
+    }
+
+    /// The tracer and meter of these providers.
+    pub fn new<T, M>(tracers: &T, meters: &M) -> Telemetry
+    where
+        T: TracerProvider,
+        T::Tracer: Send + Sync + 'static,
+        <T::Tracer as Tracer>::Span: Send + Sync + 'static,
+        M: MeterProvider + ?Sized,
+    {
+        let tracer = BoxedTracer::new(Box::new(tracers.tracer_with_scope(scope())));
+        Telemetry::with(tracer, &meters.meter_with_scope(scope()))
+    }
+
+    fn with(tracer: BoxedTracer, meter: &Meter) -> Telemetry {
+        let seconds = |name: &'static str, description: &'static str| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(description)
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build()
+        };
+        let count = |name: &'static str, unit: &'static str, description: &'static str| {
+            meter
+                .u64_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build()
+        };
+        let live = |name: &'static str, unit: &'static str, description: &'static str| {
+            meter
+                .i64_up_down_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build()
+        };
+        Telemetry {
+            inner: Arc::new(Instruments {
+                tracer,
+                operation_duration: seconds(
+                    "mcp.server.operation.duration",
+                    "MCP request or notification duration as observed on the receiver, from \
+                     its receipt until its result or acknowledgement is sent",
+                ),
+                session_duration: seconds(
+                    "mcp.server.session.duration",
+                    "The duration of the MCP session as observed on the MCP server",
+                ),
+                sessions: live(
+                    "mcp.server.session.active",
+                    "{session}",
+                    "Sessions live on this node",
+                ),
+                session_ends: count(
+                    "mcp.server.session.ended",
+                    "{session}",
+                    "Sessions ended on this node, by cause (mcp.session.end_reason)",
+                ),
+                refused: count(
+                    "mcp.server.request.refused",
+                    "{request}",
+                    "HTTP requests refused by the transport, by status and reason",
+                ),
+                resumptions: count(
+                    "mcp.server.stream.resumed",
+                    "{stream}",
+                    "Streams resumed with Last-Event-ID",
+                ),
+                replayed: count(
+                    "mcp.server.event.replayed",
+                    "{event}",
+                    "Events replayed from the event store to resumed streams",
+                ),
+                connections: live(
+                    "mcp.server.connection.active",
+                    "{connection}",
+                    "Connections `serve` holds open",
+                ),
+                streams: live(
+                    "mcp.server.stream.active",
+                    "{stream}",
+                    "SSE streams open, by kind (mcp.stream.kind: request, standalone)",
+                ),
+                shed: count(
+                    "mcp.server.buffer.shed",
+                    "By",
+                    "Bytes of outgoing messages dropped from memory for readers too far behind \
+                     (kept in the event store, when there is one)",
+                ),
+                meter: meter.clone(),
+            }),
+        }
+    }
+}
+
+/// A service's instruments.
+pub(crate) struct Instruments {
+    pub(crate) tracer: BoxedTracer,
+    pub(crate) operation_duration: Histogram<f64>,
+    pub(crate) session_duration: Histogram<f64>,
+    pub(crate) sessions: UpDownCounter<i64>,
+    pub(crate) session_ends: Counter<u64>,
+    pub(crate) refused: Counter<u64>,
+    pub(crate) resumptions: Counter<u64>,
+    pub(crate) replayed: Counter<u64>,
+    pub(crate) connections: UpDownCounter<i64>,
+    pub(crate) streams: UpDownCounter<i64>,
+    pub(crate) shed: Counter<u64>,
+    /// For the instruments observed from a service's state.
+    meter: Meter,
+}
+
+/// Why a session ended: the value of `mcp.session.end_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndCause {
+    /// Closed by the application, or anything not named below.
+    Closed = 0,
+    /// DELETE by the client.
+    Deleted,
+    /// Idle past `Config::idle_timeout`.
+    Idle,
+    /// Evicted for a new session at the session cap.
+    Evicted,
+    /// Another node took it over, or this node lost it.
+    TakenOver,
+    /// Ended or handed over at shutdown.
+    Shutdown,
+}
+
+impl EndCause {
+    pub(crate) fn from_u8(n: u8) -> EndCause {
+        [
+            EndCause::Closed,
+            EndCause::Deleted,
+            EndCause::Idle,
+            EndCause::Evicted,
+            EndCause::TakenOver,
+            EndCause::Shutdown,
+        ]
+        .get(usize::from(n))
+        .copied()
+        .unwrap_or(EndCause::Closed)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            EndCause::Closed => "closed",
+            EndCause::Deleted => "deleted",
+            EndCause::Idle => "idle",
+            EndCause::Evicted => "evicted",
+            EndCause::TakenOver => "taken_over",
+            EndCause::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// What a session of the session-based family records of its life.
+pub(crate) struct SessionLife {
+    telemetry: Telemetry,
+    started: std::time::Instant,
+    /// The first [`EndCause`] said, as its number.
+    cause: std::sync::atomic::AtomicU8,
+    attributes: Vec<KeyValue>,
+}
+
+impl SessionLife {
+    /// A session began: one more live.
+    pub(crate) fn begin(telemetry: &Telemetry) -> SessionLife {
+        let attributes = vec![
+            KeyValue::new("network.transport", "tcp"),
+            KeyValue::new("network.protocol.name", "http"),
+        ];
+        telemetry.inner.sessions.add(1, &attributes);
+        SessionLife {
+            telemetry: telemetry.clone(),
+            started: std::time::Instant::now(),
+            cause: std::sync::atomic::AtomicU8::new(u8::MAX),
+            attributes,
+        }
+    }
+
+    /// Says why the session is about to end, unless a cause was said before.
+    pub(crate) fn ends_by(&self, cause: EndCause) {
+        use std::sync::atomic::Ordering;
+        let _ =
+            self.cause
+                .compare_exchange(u8::MAX, cause as u8, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The session ended (once): its duration, one less live, one more ended by its cause.
+    pub(crate) fn end(&self, version: &str) {
+        let inner = &self.telemetry.inner;
+        let cause = EndCause::from_u8(self.cause.load(std::sync::atomic::Ordering::Acquire));
+        inner.sessions.add(-1, &self.attributes);
+        let mut attributes = self.attributes.clone();
+        attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        inner
+            .session_duration
+            .record(self.started.elapsed().as_secs_f64(), &attributes);
+        inner
+            .session_ends
+            .add(1, &[KeyValue::new("mcp.session.end_reason", cause.name())]);
+    }
+}
+
+impl Telemetry {
+    /// An HTTP request the transport refused: its status and the reason's kind.
+    pub(crate) fn refused(&self, status: u16, reason: &'static str) {
+        self.inner.refused.add(
+            1,
+            &[
+                KeyValue::new("http.response.status_code", i64::from(status)),
+                KeyValue::new("mcp.refusal.reason", reason),
+            ],
+        );
+    }
+
+    /// A stream resumed, replaying `events`.
+    pub(crate) fn resumed(&self, events: usize) {
+        self.inner.resumptions.add(1, &[]);
+        self.inner
+            .replayed
+            .add(u64::try_from(events).unwrap_or(u64::MAX), &[]);
+    }
+}
+
+impl Telemetry {
+    /// Observes a service's buffers (S22) as `mcp.server.buffer.size`: what its sessions'
+    /// outboxes hold for readers (`mcp.buffer.direction` `outgoing`) and what its POSTs hold
+    /// for applications (`incoming`). The callback holds the service weakly.
+    pub(crate) fn observe_buffers(
+        &self,
+        outgoing: std::sync::Weak<crate::core::budget::Budget>,
+        incoming: std::sync::Weak<crate::core::budget::Inbound>,
+    ) {
+        let direction = |d: &'static str| [KeyValue::new("mcp.buffer.direction", d)];
+        let _gauge = self
+            .inner
+            .meter
+            .u64_observable_gauge("mcp.server.buffer.size")
+            .with_unit("By")
+            .with_description("Bytes held in memory for readers and for applications")
+            .with_callback(move |observer| {
+                let as_u64 = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+                if let Some(budget) = outgoing.upgrade() {
+                    observer.observe(as_u64(budget.total()), &direction("outgoing"));
+                }
+                if let Some(inbound) = incoming.upgrade() {
+                    observer.observe(as_u64(inbound.total()), &direction("incoming"));
+                }
+            })
+            .build();
+    }
+
+    /// Bytes shed from a session's outboxes.
+    pub(crate) fn shed(&self, bytes: usize) {
+        if bytes > 0 {
+            let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+            self.inner.shed.add(bytes, &[]);
+        }
+    }
+}
+
+/// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
+pub(crate) struct OpenStream(Telemetry, [KeyValue; 1]);
+
+impl OpenStream {
+    pub(crate) fn new(telemetry: &Telemetry, standalone: bool) -> OpenStream {
+        let kind = if standalone { "standalone" } else { "request" };
+        let attributes = [KeyValue::new("mcp.stream.kind", kind)];
+        telemetry.inner.streams.add(1, &attributes);
+        OpenStream(telemetry.clone(), attributes)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.inner.streams.add(-1, &self.1);
+    }
+}
+
+/// A connection `serve` holds open, counted in `mcp.server.connection.active` until dropped.
+pub(crate) struct OpenConnection(Telemetry);
+
+impl OpenConnection {
+    pub(crate) fn new(telemetry: &Telemetry) -> OpenConnection {
+        telemetry.inner.connections.add(1, &[]);
+        OpenConnection(telemetry.clone())
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.inner.connections.add(-1, &[]);
+    }
+}
+
+/// A span name: the method, then the target when there is one.
+pub(crate) fn span_name(method: &str, target: Option<&str>) -> Cow<'static, str> {
+    match target {
+        Some(target) => Cow::Owned(format!("{method} {target}")),
+        None => Cow::Owned(method.to_owned()),
+    }
+}
+
+/// Ends `span` now.
+pub(crate) fn end(mut span: impl Span) {
+    span.end();
+}
