@@ -3,7 +3,7 @@
 //! server and our client, at protocol revisions 2025-11-25 and 2026-07-28.
 //!
 //! - server mode: every server scenario the suite lists for 2025-11-25 and for 2026-07-28
-//!   against `examples/conformance_server.rs`, each revision in one run (`--suite all`, so the
+//!   against `examples/conformance_server/`, each revision in one run (`--suite all`, so the
 //!   pending ones, server-sse-polling included, run too; one by one when a filter or an
 //!   exclusion picks some);
 //! - client mode: every client scenario the suite lists for each revision, each driving

@@ -11,7 +11,7 @@
 //!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
 //!   and builds the echo server; it ends with `N passed, N failed`.
 //! - `cargo xtask conformance [--list] [FILTER]...`: the official MCP conformance suite
-//!   (`conformance/`), pinned, against our server (`examples/conformance_server.rs`) and our
+//!   (`conformance/`), pinned, against our server (`examples/conformance_server/`) and our
 //!   client (`examples/conformance_client.rs`); it prints the suite's totals and ends with
 //!   `N passed, N failed`.
 //! - `cargo xtask fuzz [--cases N | --seconds S]`: the differential fuzzers of `mcp-jsonrpc`,

@@ -1,4 +1,4 @@
-//! Server mode: our conformance server (`examples/conformance_server.rs`) started once, and the
+//! Server mode: our conformance server (`examples/conformance_server/`) started once, and the
 //! suite run against it, all its scenarios at once or those a filter picked one by one; then
 //! what the suite's totals do not show: SEP-1699 polling that really resumed, a server that
 //! lived through the run without a panic.

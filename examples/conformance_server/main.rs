@@ -76,10 +76,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use support::serve;
 
-// The crate root of an example looks for its modules beside it, not in a folder of its name.
-#[path = "conformance_server/modern.rs"]
 mod modern;
-#[path = "conformance_server/tools.rs"]
 mod tools;
 
 use modern::Modern;
