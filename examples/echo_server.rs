@@ -132,7 +132,7 @@ struct Args {
     /// The key `confirm` seals its `requestState` with, 64 hexadecimal digits: one key for
     /// every node, so that a retry is verified on whichever it lands (a random one by default,
     /// which only this process knows).
-    #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", value_parser = state_key)]
+    #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", value_parser = support::cli::state_key)]
     state_key: Option<[u8; 32]>,
     #[command(flatten)]
     allowed: Allowed,
@@ -255,20 +255,6 @@ impl AuthOptions {
         let guard = guard.build(verifier).context("bad --auth-* settings")?;
         Ok(Some(guard))
     }
-}
-
-/// `--state-key`: 32 bytes in 64 hexadecimal digits.
-fn state_key(value: &str) -> Result<[u8; 32], String> {
-    let digits = value.as_bytes();
-    let mut key = [0; 32];
-    if digits.len() != 64 {
-        return Err("64 hexadecimal digits (32 bytes)".to_owned());
-    }
-    for (byte, pair) in key.iter_mut().zip(digits.chunks(2)) {
-        let pair = std::str::from_utf8(pair).map_err(|e| e.to_string())?;
-        *byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{pair:?} is not hexadecimal"))?;
-    }
-    Ok(key)
 }
 
 /// Seconds, above 0: `--idle-timeout` and `--resume-window`.

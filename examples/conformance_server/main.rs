@@ -57,8 +57,8 @@ use std::time::Duration;
 use clap::Parser as _;
 use mcp_streamable_http::jsonrpc::Id;
 use mcp_streamable_http::server::{
-    Config, InMemoryBus, InMemoryEventStore, MIN_STATE_KEY_BYTES, ServerConnection, ServerSender,
-    StateSealer, StreamableHttpService, Subscriptions, ToolHeaders,
+    Config, InMemoryBus, InMemoryEventStore, ServerConnection, ServerSender, StateSealer,
+    StreamableHttpService, Subscriptions, ToolHeaders,
 };
 use mcp_streamable_http::transport::Connection;
 use rmcp::model::{
@@ -94,10 +94,9 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let key = match args.state_key {
-        Some(key) => key.into_bytes(),
-        None => random_key(),
-    };
+    let key = args
+        .state_key
+        .unwrap_or_else(support::echo_modern::random_key);
     let modern = Modern {
         subscriptions: Subscriptions::new(InMemoryBus::default()),
         sealer: StateSealer::new("conformance", &key)?,
@@ -115,16 +114,6 @@ async fn main() -> anyhow::Result<()> {
     serve::serve(args.addr, service).await
 }
 
-/// A key for this process only, from the OS's randomness that seeds the standard library's
-/// hash maps: enough for one node of a test server, which forgets its states when it stops.
-fn random_key() -> Vec<u8> {
-    use std::hash::BuildHasher as _;
-    let seed = std::collections::hash_map::RandomState::new();
-    (0..MIN_STATE_KEY_BYTES / 8)
-        .flat_map(|i| seed.hash_one(i).to_le_bytes())
-        .collect()
-}
-
 /// Where the server listens unless told: loopback, a port the OS picks (the suite reads the
 /// address from the first line).
 const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
@@ -137,10 +126,11 @@ struct Args {
     /// Where to listen; port 0 picks a free one.
     #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
     addr: SocketAddr,
-    /// The key that seals `requestState` (at least 32 bytes), shared by every node of one
+    /// The key that seals `requestState`, 64 hexadecimal digits, shared by every node of one
     /// deployment; random for each start when not given.
-    #[arg(long, env = "MCP_STATE_KEY", hide_env_values = true)]
-    state_key: Option<String>,
+    #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", hide_env_values = true,
+        value_parser = support::cli::state_key)]
+    state_key: Option<[u8; 32]>,
 }
 
 /// One session: one rmcp service over the session's connection.

@@ -43,3 +43,18 @@ impl Allowed {
         config
     }
 }
+
+/// `--state-key`: the 32 bytes that seal `requestState`, as 64 hexadecimal digits, one key for
+/// every node of a deployment.
+pub fn state_key(value: &str) -> Result<[u8; 32], String> {
+    let digits = value.as_bytes();
+    let mut key = [0; 32];
+    if digits.len() != 64 {
+        return Err("64 hexadecimal digits (32 bytes)".to_owned());
+    }
+    for (byte, pair) in key.iter_mut().zip(digits.chunks(2)) {
+        let pair = std::str::from_utf8(pair).map_err(|e| e.to_string())?;
+        *byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{pair:?} is not hexadecimal"))?;
+    }
+    Ok(key)
+}
