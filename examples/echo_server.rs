@@ -80,7 +80,10 @@
 //! `--allowed-host NAME` adds names to answer (repeatable), and `--allowed-origin ORIGIN` lists
 //! the origins of the browser pages allowed in place of loopback ones.
 //!
-//! Streams are resumable by default (an in-memory event store). Ctrl-C shuts down gracefully.
+//! Streams are resumable by default (an in-memory event store). SIGINT (Ctrl-C) and SIGTERM
+//! shut down gracefully (with `--redis`, the node's sessions go on through the others);
+//! `/livez` and `/readyz` answer liveness and readiness probes (503 once shutdown begins, or
+//! while the node does not hold its lease).
 //! `RUST_LOG=debug` shows what the transport does.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

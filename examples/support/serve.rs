@@ -4,23 +4,26 @@
 //! defaults: header, body and idle timeouts, a connection cap, HTTP/1.1 and HTTP/2 with a
 //! per-connection reset budget, `TCP_NODELAY`, and a graceful shutdown that ends sessions
 //! and streams. MCP is served at `/mcp` (and, when the service is protected, its metadata at
-//! the guard's paths); other paths get 404.
+//! the guard's paths), the liveness probe at `/livez` and the readiness probe at `/readyz`
+//! (503 once shutdown begins, or while a node of several does not hold its lease); other paths
+//! get 404. SIGTERM (what systemd, docker and Kubernetes send) stops it as Ctrl-C does.
 
 use std::net::SocketAddr;
 
 use mcp_streamable_http::server::StreamableHttpService;
-use mcp_streamable_http::server::serve::Options;
+use mcp_streamable_http::server::serve::{self, Options};
 
 /// Binds `addr`, prints `listening on http://ADDR/mcp` (the first line, which scripts wait
-/// for), and serves `service` until Ctrl-C.
+/// for), and serves `service` until SIGINT (Ctrl-C) or SIGTERM.
 pub async fn serve(addr: SocketAddr, service: StreamableHttpService) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
+    let signalled = serve::terminated();
+    let stop = async {
+        signalled.await;
         eprintln!("shutting down");
     };
-    run(listener, service, ctrl_c).await
+    run(listener, service, stop).await
 }
 
 /// Serves `service` at `/mcp` on `listener` until `shutdown` completes, then shuts it down
@@ -32,6 +35,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     Options::default()
         .path("/mcp")
+        .health_paths("/livez", "/readyz")
         .serve(listener, service, shutdown)
         .await;
     Ok(())

@@ -58,6 +58,22 @@ impl Server {
         Server { child, addr }
     }
 
+    /// The status of a GET of `path`.
+    fn get(&self, path: &str) -> u16 {
+        let mut stream = TcpStream::connect(self.addr).unwrap();
+        stream.set_read_timeout(Some(EXCHANGE_TIMEOUT)).unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|status| status.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// POSTs an `initialize` with `Host: host`; the status and the `Content-Type` of the answer.
     fn initialize(&self, host: &str) -> (u16, String) {
         let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli","version":"0"}}}"#;
@@ -214,4 +230,27 @@ fn bad_values_are_refused_with_a_message() {
             "{args:?} {env:?}: the message does not name {names}: {stderr}"
         );
     }
+}
+
+#[test]
+fn sigterm_stops_the_server_as_ctrl_c_does_and_the_probes_answer() {
+    let mut server = Server::start(echo_server_command());
+    assert_eq!(server.get("/livez"), 200);
+    assert_eq!(server.get("/readyz"), 200);
+    assert_eq!(server.initialize("localhost").0, 200);
+    // What systemd, docker and Kubernetes send; by the pid, as every signal of these tests.
+    let pid = server.child.id().to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(sent.success());
+    let mut status = None;
+    for _ in 0..200 {
+        status = server.child.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A graceful stop returns from main; SIGTERM unhandled would end it by the signal.
+    let status = status.expect("the server stops within 10 s of SIGTERM");
+    assert!(status.success(), "{status:?}");
 }
