@@ -26,9 +26,9 @@
 //! with `Last-Event-ID`. The server answers only the `Host` names it is told (`--allowed-host`,
 //! or `--host`, which may repeat) besides loopback ones, against DNS rebinding; behind a
 //! reverse proxy, list the public name. Browser pages are answered when served from loopback,
-//! or from the origins `--allowed-origin` lists in their place. Ctrl-C shuts down gracefully
-//! through `serve::shutdown_signal`: sessions end, streams close, requests in flight get
-//! `SHUTDOWN_GRACE`, then axum drains the connections.
+//! or from the origins `--allowed-origin` lists in their place. Ctrl-C or SIGTERM shuts down
+//! gracefully through `serve::shutdown_signal`: sessions end, streams close, requests in
+//! flight get `SHUTDOWN_GRACE`, then axum drains the connections.
 //!
 //! axum serves with hyper's defaults: no header or body read timeout, no connection cap. The
 //! other example servers use the server crate's `serve`, which sets them; behind axum, a
@@ -57,7 +57,7 @@ use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use support::cli::Allowed;
 
-/// How long requests in flight get to finish once Ctrl-C is pressed.
+/// How long requests in flight get to finish once Ctrl-C is pressed or SIGTERM comes.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Where the server listens unless told: loopback, on the port the README's commands use.
@@ -180,16 +180,18 @@ async fn main() -> anyhow::Result<()> {
 
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
+    // SIGINT (Ctrl-C) or SIGTERM, what service managers send.
+    let signalled = mcp_streamable_http::server::serve::terminated();
+    let stop = async {
+        signalled.await;
         eprintln!("shutting down");
     };
     // axum's graceful shutdown waits for every connection to finish, and a connection holding
-    // an SSE stream (a client's standalone GET stream) never does by itself: with `ctrl_c`
+    // an SSE stream (a client's standalone GET stream) never does by itself: with the signal
     // alone it would wait forever. `shutdown_signal` first ends the MCP sessions and their
     // streams, then lets axum stop accepting and drain the rest.
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal(mcp, SHUTDOWN_GRACE, ctrl_c))
+        .with_graceful_shutdown(shutdown_signal(mcp, SHUTDOWN_GRACE, stop))
         .await?;
     Ok(())
 }
