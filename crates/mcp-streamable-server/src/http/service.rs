@@ -229,6 +229,7 @@ impl StreamableHttpService {
     }
 
     /// Marks the service as shutting down: unready, refusing new sessions and streams.
+    #[cfg(feature = "serve")]
     pub(crate) fn begin_shutdown(&self) {
         self.server.shared.begin_shutdown();
     }
