@@ -61,7 +61,9 @@ impl Peers {
         let mut command = match pair.server {
             Ours => {
                 let mut command = Command::new(self.echo_server.as_ref().expect("built"));
-                command.args(["--addr", "127.0.0.1:0"]);
+                // A free port unless the pair names one (a protected pair's `--addr`, which
+                // wins over the variable): clap refuses a flag given twice.
+                command.env("MCP_ADDR", "127.0.0.1:0");
                 if std::env::var_os("RUST_LOG").is_none() {
                     // In the pair's log, for when it fails; NO_COLOR keeps the log plain text.
                     command
