@@ -73,10 +73,12 @@ pub async fn session(mut conn: ServerConnection, parts: http::request::Parts) {
         pending: Arc::default(),
         log_level: Arc::new(AtomicU8::new(0)),
     };
+    // The connection's family is fixed: asked once, not per message.
+    let per_request = session.sender.protocol_version() >= PER_REQUEST;
     while let Ok(Some(message)) = conn.recv().await {
         match message {
             // A per-request connection carries one request: a listen stream is served here.
-            Message::Request(request) if conn.sender().protocol_version() >= PER_REQUEST => {
+            Message::Request(request) if per_request => {
                 if let Some(request) = echo_modern::listen(&mut conn, request).await {
                     answer(&session, request).await;
                 }
@@ -113,7 +115,7 @@ async fn answer(session: &Session, request: RpcRequest) {
         ("logging/setLevel", false) => set_level(session, &params),
         ("server/discover", true) => Ok(discover_result()),
         ("tools/list", _) => Ok(tools(modern)),
-        ("tools/call", _) => call_tool(session, &request, &params).await,
+        ("tools/call", _) => call_tool(session, &request, &params, modern).await,
         (other, _) => Err(ErrorObject::new(
             code::METHOD_NOT_FOUND,
             format!("method not found: {other}"),
@@ -223,13 +225,12 @@ async fn call_tool(
     session: &Session,
     request: &RpcRequest,
     params: &Value,
+    per_request: bool,
 ) -> Result<Value, ErrorObject> {
     let (sender, pending) = (&session.sender, &session.pending);
     let args = &params["arguments"];
     let name = params["name"].as_str().unwrap_or_default();
-    if sender.protocol_version() >= PER_REQUEST
-        && let Some(result) = echo_modern::call(name, params).await
-    {
+    if per_request && let Some(result) = echo_modern::call(name, params).await {
         return result;
     }
     let failed = |e: mcp_streamable_http::transport::Error| {

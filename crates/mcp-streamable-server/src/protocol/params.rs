@@ -205,9 +205,11 @@ fn check_params(
     let mirrored = headers
         .keys()
         .any(|h| h.as_str().starts_with(PARAM_HEADER_PREFIX));
-    if declared.is_empty() && !mirrored {
+    if declared.as_ref().is_none_or(|d| d.is_empty()) && !mirrored {
         return Ok(());
     }
+    // A tool not declared mirrors nothing: any `Mcp-Param-*` header on it is refused.
+    let declared = declared.unwrap_or_default();
     let arguments: Option<serde_json::Value> = arguments
         .map(|raw| serde_json::from_str(raw.get()))
         .transpose()

@@ -99,9 +99,9 @@ impl ToolHeaders {
         tools.remove(name);
     }
 
-    /// The declarations of tool `name`: none for a tool not declared.
-    pub(crate) fn get(&self, name: &str) -> Arc<ParamHeaders> {
+    /// The declarations of tool `name`, if it is declared.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<ParamHeaders>> {
         let tools = self.tools.read().unwrap_or_else(PoisonError::into_inner);
-        tools.get(name).cloned().unwrap_or_default()
+        tools.get(name).cloned()
     }
 }
