@@ -106,6 +106,10 @@ pub struct Args {
     /// `2026-07-28`: calls the per-request way, without sessions (`calls` only).
     #[arg(long, value_name = "VERSION", value_parser = per_request_version)]
     pub protocol: Option<String>,
+    /// Calls `lookup` instead of `echo`: two arguments mirrored in `Mcp-Param-*` headers, which
+    /// the server checks against the body (with `--protocol 2026-07-28` only).
+    #[arg(long, requires = "protocol")]
+    pub mirrored: bool,
     /// Sends `Authorization: Bearer TOKEN` on every request.
     #[arg(long, value_name = "TOKEN")]
     pub bearer: Option<String>,
@@ -148,6 +152,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.protocol.is_some() {
         target = target.per_request();
+    }
+    if args.mirrored {
+        target = target.mirrored();
     }
     // One thread: the load generator gets one core, and this is the cheapest way to use it.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -3,6 +3,7 @@
 //! per-request target (2026-07-28), no session at all: each request on the connection stands
 //! alone, carrying its `_meta` and mirrored headers (`per_request.rs`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -29,6 +30,9 @@ pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The headers mirroring `lookup`'s two arguments (the echo server's tool declares them).
+const PARAM_REGION: HeaderName = HeaderName::from_static("mcp-param-region");
+const PARAM_KEY: HeaderName = HeaderName::from_static("mcp-param-key");
 
 /// Where the server is: the address to connect to and the `Host` and path to ask for.
 #[derive(Debug, Clone)]
@@ -44,6 +48,9 @@ pub(crate) struct Target {
     dpop: Option<Arc<Prover>>,
     /// The per-request protocol's `"_meta":{...}` member, when requests are sent that way.
     per_request: Option<Arc<str>>,
+    /// Calls `lookup`, whose two arguments the server checks against their `Mcp-Param-*`
+    /// headers (per-request only), instead of `echo`.
+    mirrored: bool,
 }
 
 impl Target {
@@ -67,6 +74,7 @@ impl Target {
             authorization: None,
             dpop: None,
             per_request: None,
+            mirrored: false,
         })
     }
 
@@ -74,6 +82,13 @@ impl Target {
     /// session, `_meta` and the mirrored headers on every request.
     pub(crate) fn per_request(mut self) -> Target {
         self.per_request = Some(per_request::meta_member().into());
+        self
+    }
+
+    /// Calls `lookup` instead of `echo`: two arguments, each mirrored in an `Mcp-Param-*`
+    /// header that the server checks against the body (SPEC M8). Per-request targets only.
+    pub(crate) fn mirrored(mut self) -> Target {
+        self.mirrored = true;
         self
     }
 
@@ -203,6 +218,10 @@ impl Session {
                 );
                 self.post(body).await?
             }
+            Some(meta) if self.target.mirrored => {
+                let meta = meta.clone();
+                return self.lookup(id, text, &meta).await;
+            }
             Some(meta) => {
                 let body = format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}},{meta}}}}}"#
@@ -216,6 +235,24 @@ impl Session {
         };
         let reply = read_reply(response, id).await?;
         check_text(&reply.result, text)?;
+        Ok(reply)
+    }
+
+    /// Calls `lookup` the per-request way with `region` = `text` and `key` = `id`, both mirrored
+    /// in `Mcp-Param-*` headers, and checks the tool's answer (`"text" id`).
+    async fn lookup(&mut self, id: i64, text: &str, meta: &str) -> anyhow::Result<Reply> {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"lookup","arguments":{{"region":"{text}","key":{id}}},{meta}}}}}"#
+        );
+        let mirrored = [
+            (MCP_METHOD, HeaderValue::from_static("tools/call")),
+            (MCP_NAME, HeaderValue::from_static("lookup")),
+            (PARAM_REGION, HeaderValue::from_str(text)?),
+            (PARAM_KEY, HeaderValue::from(id)),
+        ];
+        let response = self.post_with(body, mirrored).await?;
+        let reply = read_reply(response, id).await?;
+        check_text(&reply.result, &format!("{text:?} {id}"))?;
         Ok(reply)
     }
 
@@ -338,7 +375,8 @@ fn into_result(response: Response) -> anyhow::Result<Box<RawValue>> {
 }
 
 /// Checks that an echo result is `{"content":[{"type":"text","text":TEXT}]}` (other members,
-/// such as rmcp's `isError`, allowed).
+/// such as rmcp's `isError`, allowed). The text is borrowed unless it holds escapes (`lookup`'s
+/// quotes).
 fn check_text(result: &RawValue, expected: &str) -> anyhow::Result<()> {
     #[derive(Deserialize)]
     struct ToolResult<'a> {
@@ -349,12 +387,13 @@ fn check_text(result: &RawValue, expected: &str) -> anyhow::Result<()> {
     struct Content<'a> {
         #[serde(rename = "type")]
         kind: &'a str,
-        text: &'a str,
+        #[serde(borrow)]
+        text: Cow<'a, str>,
     }
     let parsed: ToolResult<'_> = serde_json::from_str(result.get())
         .with_context(|| format!("not a tool result: {}", result.get()))?;
     match parsed.content.as_slice() {
-        [Content { kind: "text", text }] if *text == expected => Ok(()),
+        [Content { kind: "text", text }] if text == expected => Ok(()),
         _ => bail!("wrong echo: expected {expected:?}, got {}", result.get()),
     }
 }
