@@ -25,6 +25,8 @@ mod otel;
 #[cfg(feature = "otel")]
 mod otel_ends;
 #[cfg(feature = "otel")]
+mod otel_transport;
+#[cfg(feature = "otel")]
 mod otlp;
 mod over_tcp;
 mod param_headers;

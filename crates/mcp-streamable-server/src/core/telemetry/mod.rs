@@ -7,6 +7,7 @@
 //! with the feature: without it, the session core carries no field and makes no call of it.
 
 pub(crate) mod operation;
+pub(crate) mod store;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -155,6 +156,41 @@ impl Telemetry {
                     "Bytes of outgoing messages dropped from memory for readers too far behind \
                      (kept in the event store, when there is one)",
                 ),
+                store_duration: meter
+                    .f64_histogram("mcp.server.store.duration")
+                    .with_unit("s")
+                    .with_description(
+                        "Duration of the calls of the event store and the session store, by \
+                         operation (mcp.store.operation), with error.type when the store failed",
+                    )
+                    .with_boundaries(store::STORE_BUCKETS.to_vec())
+                    .build(),
+                store_failures: count(
+                    "mcp.server.store.failed",
+                    "{call}",
+                    "Calls of the stores that failed, by operation (mcp.store.operation)",
+                ),
+                forwards: count(
+                    "mcp.server.request.forwarded",
+                    "{request}",
+                    "HTTP requests sent to the node holding their session, by method \
+                     (http.request.method) and outcome (mcp.forward.outcome)",
+                ),
+                takeovers: count(
+                    "mcp.server.session.taken_over",
+                    "{session}",
+                    "Sessions this node took over from a holder that died or handed them over",
+                ),
+                timeouts: count(
+                    "mcp.server.connection.timeout",
+                    "{connection}",
+                    "Connections `serve` closed for a timeout, by kind (mcp.timeout.kind)",
+                ),
+                goaways: count(
+                    "mcp.server.connection.goaway",
+                    "{connection}",
+                    "HTTP/2 connections `serve` sent GOAWAY, by reason (mcp.goaway.reason)",
+                ),
                 meter: meter.clone(),
             }),
         }
@@ -171,9 +207,21 @@ pub(crate) struct Instruments {
     pub(crate) refused: Counter<u64>,
     pub(crate) resumptions: Counter<u64>,
     pub(crate) replayed: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) connections: UpDownCounter<i64>,
     pub(crate) streams: UpDownCounter<i64>,
     pub(crate) shed: Counter<u64>,
+    pub(crate) store_duration: Histogram<f64>,
+    pub(crate) store_failures: Counter<u64>,
+    pub(crate) forwards: Counter<u64>,
+    pub(crate) takeovers: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) timeouts: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) goaways: Counter<u64>,
     /// For the instruments observed from a service's state.
     meter: Meter,
 }
@@ -329,6 +377,47 @@ impl Telemetry {
     }
 }
 
+impl Telemetry {
+    /// A request went to its session's holder on another node, and how that went
+    /// (`answered`, `not_here`: the node did not hold it, `unreachable`).
+    pub(crate) fn forwarded(&self, method: &http::Method, outcome: &'static str) {
+        let method = match *method {
+            http::Method::POST => "POST",
+            http::Method::GET => "GET",
+            http::Method::DELETE => "DELETE",
+            _ => "_OTHER",
+        };
+        self.inner.forwards.add(
+            1,
+            &[
+                KeyValue::new("http.request.method", method),
+                KeyValue::new("mcp.forward.outcome", outcome),
+            ],
+        );
+    }
+
+    /// This node took a session over.
+    pub(crate) fn taken_over(&self) {
+        self.inner.takeovers.add(1, &[]);
+    }
+
+    /// `serve` closed a connection for a timeout: `header_read` (nothing, or no whole request
+    /// head, in time), `idle` (nothing in flight for the idle timeout), `shutdown_grace`
+    /// (still open when the grace of its closing ran out).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn timed_out(&self, kind: &'static str) {
+        let kind = [KeyValue::new("mcp.timeout.kind", kind)];
+        self.inner.timeouts.add(1, &kind);
+    }
+
+    /// `serve` sent an HTTP/2 connection `GOAWAY`: for `shutdown`, `idle` or `reset_budget`.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn goaway(&self, reason: &'static str) {
+        let reason = [KeyValue::new("mcp.goaway.reason", reason)];
+        self.inner.goaways.add(1, &reason);
+    }
+}
+
 /// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
 pub(crate) struct OpenStream(Telemetry, [KeyValue; 1]);
 
@@ -348,8 +437,10 @@ impl Drop for OpenStream {
 }
 
 /// A connection `serve` holds open, counted in `mcp.server.connection.active` until dropped.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub(crate) struct OpenConnection(Telemetry);
 
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 impl OpenConnection {
     pub(crate) fn new(telemetry: &Telemetry) -> OpenConnection {
         telemetry.inner.connections.add(1, &[]);
