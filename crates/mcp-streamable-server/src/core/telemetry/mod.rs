@@ -9,7 +9,6 @@
 pub(crate) mod operation;
 pub(crate) mod store;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use opentelemetry::global::BoxedTracer;
@@ -451,14 +450,6 @@ impl OpenConnection {
 impl Drop for OpenConnection {
     fn drop(&mut self) {
         self.0.inner.connections.add(-1, &[]);
-    }
-}
-
-/// A span name: the method, then the target when there is one.
-pub(crate) fn span_name(method: &str, target: Option<&str>) -> Cow<'static, str> {
-    match target {
-        Some(target) => Cow::Owned(format!("{method} {target}")),
-        None => Cow::Owned(method.to_owned()),
     }
 }
 
