@@ -10,6 +10,7 @@ pub(crate) mod operation;
 pub(crate) mod store;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider, UpDownCounter};
@@ -144,11 +145,7 @@ impl Telemetry {
                     "{connection}",
                     "Connections `serve` holds open",
                 ),
-                streams: live(
-                    "mcp.server.stream.active",
-                    "{stream}",
-                    "SSE streams open, by kind (mcp.stream.kind: request, standalone)",
-                ),
+                streams: open_streams(meter),
                 shed: count(
                     "mcp.server.buffer.shed",
                     "By",
@@ -209,7 +206,9 @@ pub(crate) struct Instruments {
     /// `serve`'s only.
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) connections: UpDownCounter<i64>,
-    pub(crate) streams: UpDownCounter<i64>,
+    /// The SSE streams open, by kind (request, standalone): counted here, observed by the
+    /// meter at collection, so that a stream's opening and closing cost an atomic add each.
+    pub(crate) streams: Arc<[AtomicI64; 2]>,
     pub(crate) shed: Counter<u64>,
     pub(crate) store_duration: Histogram<f64>,
     pub(crate) store_failures: Counter<u64>,
@@ -417,21 +416,41 @@ impl Telemetry {
     }
 }
 
+/// The kinds of `mcp.stream.kind`, in the order of [`Instruments::streams`].
+const STREAM_KINDS: [&str; 2] = ["request", "standalone"];
+
+/// `mcp.server.stream.active`, observed from `streams`' counts.
+fn open_streams(meter: &Meter) -> Arc<[AtomicI64; 2]> {
+    let streams: Arc<[AtomicI64; 2]> = Arc::default();
+    let observed = Arc::clone(&streams);
+    let _counter = meter
+        .i64_observable_up_down_counter("mcp.server.stream.active")
+        .with_unit("{stream}")
+        .with_description("SSE streams open, by kind (mcp.stream.kind: request, standalone)")
+        .with_callback(move |observer| {
+            for (count, kind) in observed.iter().zip(STREAM_KINDS) {
+                let kind = [KeyValue::new("mcp.stream.kind", kind)];
+                observer.observe(count.load(Ordering::Relaxed), &kind);
+            }
+        })
+        .build();
+    streams
+}
+
 /// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
-pub(crate) struct OpenStream(Telemetry, [KeyValue; 1]);
+pub(crate) struct OpenStream(Arc<[AtomicI64; 2]>, usize);
 
 impl OpenStream {
     pub(crate) fn new(telemetry: &Telemetry, standalone: bool) -> OpenStream {
-        let kind = if standalone { "standalone" } else { "request" };
-        let attributes = [KeyValue::new("mcp.stream.kind", kind)];
-        telemetry.inner.streams.add(1, &attributes);
-        OpenStream(telemetry.clone(), attributes)
+        let kind = usize::from(standalone);
+        telemetry.inner.streams[kind].fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(&telemetry.inner.streams), kind)
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        self.0.inner.streams.add(-1, &self.1);
+        self.0[self.1].fetch_sub(1, Ordering::Relaxed);
     }
 }
 
