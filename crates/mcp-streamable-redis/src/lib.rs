@@ -119,6 +119,8 @@
 //! - `dpop`: `RedisBackend::replay_cache`, DPoP's replay cache shared by the nodes.
 //! - `testing`: `testing::RedisServer`, a throwaway `redis-server` for tests, and
 //!   `testing::RedisCluster`, a throwaway Redis Cluster of three.
+//! - `otel`: the server's feature `otel`, for this crate's tests of telemetry across nodes; the
+//!   crate records nothing itself (the server times every call of its stores).
 
 #![deny(missing_docs, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -152,6 +152,18 @@
 //!   `outgoing`, and for applications, `incoming`: S22), `mcp.server.buffer.shed` (bytes
 //!   dropped from memory for readers too far behind), and `mcp.server.connection.active`
 //!   (connections `serve` holds).
+//! - What is under the sessions: `mcp.server.store.duration` (each call of the event store and
+//!   the session store, whichever they are: in memory, Redis, a cluster's; by
+//!   `mcp.store.operation`, such as `event.write` or `session.load`, with `error.type`
+//!   `store_error` when the store failed; buckets from 100 µs to 5 s) and
+//!   `mcp.server.store.failed` (those calls that failed, by `mcp.store.operation`; a write
+//!   refused to a node that no longer holds the session is an answer, not a failure);
+//!   `mcp.server.request.forwarded` (requests sent to the node holding their session, by
+//!   `http.request.method` and `mcp.forward.outcome`: `answered`, `not_here`, `unreachable`) and
+//!   `mcp.server.session.taken_over` (sessions this node took over); `serve`'s
+//!   `mcp.server.connection.timeout` (connections closed for a timeout, by `mcp.timeout.kind`:
+//!   `header_read`, `idle`, `shutdown_grace`) and `mcp.server.connection.goaway` (HTTP/2
+//!   connections sent `GOAWAY`, by `mcp.goaway.reason`: `shutdown`, `idle`, `reset_budget`).
 //!
 //! The OpenTelemetry API directly, not `tracing` with `tracing-opentelemetry`: a request's span
 //! starts in one task (the POST's) and ends in another (the application's send), with a

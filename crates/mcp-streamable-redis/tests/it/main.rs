@@ -5,6 +5,8 @@ mod cluster;
 mod event_store;
 mod keys;
 mod notification_bus;
+#[cfg(feature = "otel")]
+mod otel;
 mod outage;
 mod rate_store;
 #[cfg(feature = "dpop")]

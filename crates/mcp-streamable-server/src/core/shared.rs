@@ -32,13 +32,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Config) -> Self {
+    pub(crate) fn new(#[allow(unused_mut)] mut config: Config) -> Self {
+        #[cfg(feature = "otel")]
+        let telemetry = config
+            .telemetry
+            .clone()
+            .unwrap_or_else(crate::core::telemetry::Telemetry::global);
+        #[cfg(feature = "otel")]
+        crate::core::telemetry::store::measure(&mut config, &telemetry);
         let shared = Shared {
             #[cfg(feature = "otel")]
-            telemetry: config
-                .telemetry
-                .clone()
-                .unwrap_or_else(crate::core::telemetry::Telemetry::global),
+            telemetry,
             budget: Arc::new(Budget::new(config.max_total_buffered_bytes)),
             inbound: Arc::new(Inbound::new(config.max_total_incoming_bytes)),
             config,

@@ -71,6 +71,8 @@ impl Restored {
             evicted.close(Ending::Abort).await;
         }
         shared.sessions.start_reaper(&shared);
+        #[cfg(feature = "otel")]
+        shared.telemetry.taken_over();
         tracing::info!(parent: &session.span, generation, "session taken over from a holder that died");
         if !session.is_owned_by(owner.as_ref().map(SessionOwner::as_str)) {
             return Err(Error::SessionNotFound);

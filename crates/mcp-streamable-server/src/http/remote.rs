@@ -114,7 +114,17 @@ pub(crate) async fn reach(
         {
             ask.body = Bytes::from(body.to_vec());
         }
-        match send(nodes, &target, ask).await {
+        let sent = send(nodes, &target, ask).await;
+        #[cfg(feature = "otel")]
+        server.shared.telemetry.forwarded(
+            &ask.method,
+            match &sent {
+                Ok(answer) if answer.status() != REFUSED => "answered",
+                Ok(_) => "not_here",
+                Err(_) => "unreachable",
+            },
+        );
+        match sent {
             Ok(answer) if answer.status() != REFUSED => return Ok(Reached::There(answer)),
             Ok(_) => {
                 // Not held there (any more), or too late: nothing was delivered.

@@ -222,8 +222,8 @@ impl StreamableHttpService {
         })
     }
 
-    /// Where the service records its telemetry.
-    #[cfg(feature = "otel")]
+    /// Where the service records its telemetry (`serve`'s connections).
+    #[cfg(all(feature = "otel", feature = "serve"))]
     pub(crate) fn telemetry(&self) -> &crate::core::telemetry::Telemetry {
         &self.server.shared.telemetry
     }

@@ -45,7 +45,10 @@ pub(crate) async fn serve_connection(
         match handshake {
             Ok(Ok(tls)) => serve_stream(tls, deadline, peer, service, options, stop).await,
             Ok(Err(err)) => tracing::debug!(error = %err, "TLS handshake failed"),
-            Err(_) => tracing::debug!("a TLS handshake did not finish in time"),
+            Err(_) => {
+                tracing::debug!("a TLS handshake did not finish in time");
+                timed_out(&service, "header_read");
+            }
         }
         return;
     }
@@ -63,7 +66,15 @@ async fn serve_stream<S: Stream>(
 ) {
     let Some((version, io)) = sniff(stream, deadline).await else {
         tracing::debug!("a connection sent no request in time, or closed");
+        if Instant::now() >= deadline {
+            timed_out(&service, "header_read");
+        }
         return;
+    };
+    let closes = Closes {
+        #[cfg(feature = "otel")]
+        telemetry: service.telemetry().clone(),
+        h2: version == Version::H2,
     };
     let watch = Arc::new(Watch::new(options.max_reset_rate));
     let guard = Guard {
@@ -74,8 +85,8 @@ async fn serve_stream<S: Stream>(
     };
     let io = TokioIo::new(io);
     match version {
-        Version::H1 => drive(h1(&options, io, guard), &watch, &options, stop).await,
-        Version::H2 => drive(h2(&options, io, guard), &watch, &options, stop).await,
+        Version::H1 => drive(h1(&options, io, guard), &watch, &options, stop, closes).await,
+        Version::H2 => drive(h2(&options, io, guard), &watch, &options, stop, closes).await,
     }
 }
 
@@ -135,11 +146,13 @@ async fn drive<C: Graceful>(
     watch: &Watch,
     options: &Options,
     mut stop: watch::Receiver<bool>,
+    closes: Closes,
 ) {
     let conn = std::pin::pin!(conn);
     let mut conn = conn;
     let mut closing: Option<Instant> = None;
     if *stop.borrow_and_update() {
+        closes.graceful("shutdown");
         conn.as_mut().graceful();
         closing = Some(Instant::now() + options.shutdown_grace);
     }
@@ -160,15 +173,20 @@ async fn drive<C: Graceful>(
             () = tokio::time::sleep_until(wake) => {
                 if closing.is_some() {
                     tracing::debug!("a closing connection did not end in time; dropped");
+                    closes.timed_out("shutdown_grace");
                     return;
                 }
                 if !watch.used() && watch.idle_since().is_some() {
                     tracing::debug!("a connection sent no request in time");
+                    closes.timed_out("header_read");
                     return;
                 }
             }
         }
-        if closing.is_none() && must_close(watch, options, *stop.borrow()) {
+        if closing.is_none()
+            && let Some(why) = must_close(watch, options, *stop.borrow())
+        {
+            closes.graceful(why);
             conn.as_mut().graceful();
             // A peer over its reset budget gets its `GOAWAY` and only a moment to read it (see
             // `OVER_BUDGET_LINGER`), not the grace, which it would use to go on.
@@ -200,10 +218,54 @@ fn idle_limit(watch: &Watch, options: &Options) -> std::time::Duration {
     }
 }
 
-/// Whether the connection is to close now: shutdown, over budget, or idle too long.
-fn must_close(watch: &Watch, options: &Options, stopping: bool) -> bool {
+/// Whether the connection is to close now, and why: `shutdown`, `reset_budget` (its peer went
+/// over it), or `idle` (too long).
+fn must_close(watch: &Watch, options: &Options, stopping: bool) -> Option<&'static str> {
     let idle = watch.idle_since().is_some_and(|since| {
         remaining(since, idle_limit(watch, options), Instant::now()).is_zero()
     });
-    stopping || watch.over_budget() || idle
+    if stopping {
+        Some("shutdown")
+    } else if watch.over_budget() {
+        Some("reset_budget")
+    } else {
+        idle.then_some("idle")
+    }
+}
+
+/// What a connection tells the service's telemetry of how it closes.
+struct Closes {
+    #[cfg(feature = "otel")]
+    telemetry: crate::core::telemetry::Telemetry,
+    h2: bool,
+}
+
+impl Closes {
+    /// The connection is asked to close, for `why`: an HTTP/2 one with `GOAWAY`; one idle too
+    /// long timed out.
+    fn graceful(&self, why: &'static str) {
+        #[cfg(feature = "otel")]
+        {
+            if self.h2 {
+                self.telemetry.goaway(why);
+            }
+            if why == "idle" {
+                self.telemetry.timed_out("idle");
+            }
+        }
+        let _ = (self.h2, why);
+    }
+
+    fn timed_out(&self, kind: &'static str) {
+        #[cfg(feature = "otel")]
+        self.telemetry.timed_out(kind);
+        let _ = kind;
+    }
+}
+
+/// A connection closed for a timeout before its HTTP version was known.
+fn timed_out(service: &StreamableHttpService, kind: &'static str) {
+    #[cfg(feature = "otel")]
+    service.telemetry().timed_out(kind);
+    let _ = (service, kind);
 }

@@ -23,6 +23,10 @@ mod modern_app;
 #[cfg(feature = "otel")]
 mod otel;
 #[cfg(feature = "otel")]
+mod otel_ends;
+#[cfg(feature = "otel")]
+mod otel_transport;
+#[cfg(feature = "otel")]
 mod otlp;
 mod over_tcp;
 mod param_headers;

@@ -23,7 +23,7 @@ pub(crate) const HTTP_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 pub(crate) const HTTP_SPAN: &str = "b7ad6b7169203331";
 
 /// Where a service's telemetry went.
-struct Recorded {
+pub(crate) struct Recorded {
     spans: InMemorySpanExporter,
     metrics: InMemoryMetricExporter,
     tracers: SdkTracerProvider,
@@ -31,7 +31,7 @@ struct Recorded {
 }
 
 impl Recorded {
-    fn new() -> (Recorded, Telemetry) {
+    pub(crate) fn new() -> (Recorded, Telemetry) {
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let spans = InMemorySpanExporter::default();
         let metrics = InMemoryMetricExporter::default();
@@ -51,7 +51,7 @@ impl Recorded {
         (recorded, telemetry)
     }
 
-    fn span(&self, name: &str) -> SpanData {
+    pub(crate) fn span(&self, name: &str) -> SpanData {
         self.tracers.force_flush().unwrap();
         let spans = self.spans.get_finished_spans().unwrap();
         let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
@@ -63,7 +63,7 @@ impl Recorded {
 
     /// The data points of metric `name` in the last collection: each one's attributes and
     /// its count (histograms) or value (sums).
-    fn points(&self, name: &str) -> Vec<(Vec<KeyValue>, i64)> {
+    pub(crate) fn points(&self, name: &str) -> Vec<(Vec<KeyValue>, i64)> {
         self.meters.force_flush().unwrap();
         let exported = self.metrics.get_finished_metrics().unwrap();
         let last = exported.last().expect("metrics were exported");
@@ -95,7 +95,7 @@ impl Recorded {
     }
 
     /// The total of metric `name`'s points (all, or those with `key` = `value`).
-    fn total(&self, name: &str, with: Option<(&str, &str)>) -> i64 {
+    pub(crate) fn total(&self, name: &str, with: Option<(&str, &str)>) -> i64 {
         self.points(name)
             .into_iter()
             .filter(|(attrs, _)| with.is_none_or(|(k, v)| attr(attrs, k).as_deref() == Some(v)))
@@ -104,7 +104,7 @@ impl Recorded {
     }
 }
 
-fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
+pub(crate) fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
     attrs
         .iter()
         .find(|kv| kv.key.as_str() == key)

@@ -7,9 +7,10 @@
 //! with the feature: without it, the session core carries no field and makes no call of it.
 
 pub(crate) mod operation;
+pub(crate) mod store;
 
-use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider, UpDownCounter};
@@ -144,16 +145,47 @@ impl Telemetry {
                     "{connection}",
                     "Connections `serve` holds open",
                 ),
-                streams: live(
-                    "mcp.server.stream.active",
-                    "{stream}",
-                    "SSE streams open, by kind (mcp.stream.kind: request, standalone)",
-                ),
+                streams: open_streams(meter),
                 shed: count(
                     "mcp.server.buffer.shed",
                     "By",
                     "Bytes of outgoing messages dropped from memory for readers too far behind \
                      (kept in the event store, when there is one)",
+                ),
+                store_duration: meter
+                    .f64_histogram("mcp.server.store.duration")
+                    .with_unit("s")
+                    .with_description(
+                        "Duration of the calls of the event store and the session store, by \
+                         operation (mcp.store.operation), with error.type when the store failed",
+                    )
+                    .with_boundaries(store::STORE_BUCKETS.to_vec())
+                    .build(),
+                store_failures: count(
+                    "mcp.server.store.failed",
+                    "{call}",
+                    "Calls of the stores that failed, by operation (mcp.store.operation)",
+                ),
+                forwards: count(
+                    "mcp.server.request.forwarded",
+                    "{request}",
+                    "HTTP requests sent to the node holding their session, by method \
+                     (http.request.method) and outcome (mcp.forward.outcome)",
+                ),
+                takeovers: count(
+                    "mcp.server.session.taken_over",
+                    "{session}",
+                    "Sessions this node took over from a holder that died or handed them over",
+                ),
+                timeouts: count(
+                    "mcp.server.connection.timeout",
+                    "{connection}",
+                    "Connections `serve` closed for a timeout, by kind (mcp.timeout.kind)",
+                ),
+                goaways: count(
+                    "mcp.server.connection.goaway",
+                    "{connection}",
+                    "HTTP/2 connections `serve` sent GOAWAY, by reason (mcp.goaway.reason)",
                 ),
                 meter: meter.clone(),
             }),
@@ -171,9 +203,23 @@ pub(crate) struct Instruments {
     pub(crate) refused: Counter<u64>,
     pub(crate) resumptions: Counter<u64>,
     pub(crate) replayed: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) connections: UpDownCounter<i64>,
-    pub(crate) streams: UpDownCounter<i64>,
+    /// The SSE streams open, by kind (request, standalone): counted here, observed by the
+    /// meter at collection, so that a stream's opening and closing cost an atomic add each.
+    pub(crate) streams: Arc<[AtomicI64; 2]>,
     pub(crate) shed: Counter<u64>,
+    pub(crate) store_duration: Histogram<f64>,
+    pub(crate) store_failures: Counter<u64>,
+    pub(crate) forwards: Counter<u64>,
+    pub(crate) takeovers: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) timeouts: Counter<u64>,
+    /// `serve`'s only.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) goaways: Counter<u64>,
     /// For the instruments observed from a service's state.
     meter: Meter,
 }
@@ -329,27 +375,90 @@ impl Telemetry {
     }
 }
 
+impl Telemetry {
+    /// A request went to its session's holder on another node, and how that went
+    /// (`answered`, `not_here`: the node did not hold it, `unreachable`).
+    pub(crate) fn forwarded(&self, method: &http::Method, outcome: &'static str) {
+        let method = match *method {
+            http::Method::POST => "POST",
+            http::Method::GET => "GET",
+            http::Method::DELETE => "DELETE",
+            _ => "_OTHER",
+        };
+        self.inner.forwards.add(
+            1,
+            &[
+                KeyValue::new("http.request.method", method),
+                KeyValue::new("mcp.forward.outcome", outcome),
+            ],
+        );
+    }
+
+    /// This node took a session over.
+    pub(crate) fn taken_over(&self) {
+        self.inner.takeovers.add(1, &[]);
+    }
+
+    /// `serve` closed a connection for a timeout: `header_read` (nothing, or no whole request
+    /// head, in time), `idle` (nothing in flight for the idle timeout), `shutdown_grace`
+    /// (still open when the grace of its closing ran out).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn timed_out(&self, kind: &'static str) {
+        let kind = [KeyValue::new("mcp.timeout.kind", kind)];
+        self.inner.timeouts.add(1, &kind);
+    }
+
+    /// `serve` sent an HTTP/2 connection `GOAWAY`: for `shutdown`, `idle` or `reset_budget`.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn goaway(&self, reason: &'static str) {
+        let reason = [KeyValue::new("mcp.goaway.reason", reason)];
+        self.inner.goaways.add(1, &reason);
+    }
+}
+
+/// The kinds of `mcp.stream.kind`, in the order of [`Instruments::streams`].
+const STREAM_KINDS: [&str; 2] = ["request", "standalone"];
+
+/// `mcp.server.stream.active`, observed from `streams`' counts.
+fn open_streams(meter: &Meter) -> Arc<[AtomicI64; 2]> {
+    let streams: Arc<[AtomicI64; 2]> = Arc::default();
+    let observed = Arc::clone(&streams);
+    let _counter = meter
+        .i64_observable_up_down_counter("mcp.server.stream.active")
+        .with_unit("{stream}")
+        .with_description("SSE streams open, by kind (mcp.stream.kind: request, standalone)")
+        .with_callback(move |observer| {
+            for (count, kind) in observed.iter().zip(STREAM_KINDS) {
+                let kind = [KeyValue::new("mcp.stream.kind", kind)];
+                observer.observe(count.load(Ordering::Relaxed), &kind);
+            }
+        })
+        .build();
+    streams
+}
+
 /// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
-pub(crate) struct OpenStream(Telemetry, [KeyValue; 1]);
+pub(crate) struct OpenStream(Arc<[AtomicI64; 2]>, usize);
 
 impl OpenStream {
     pub(crate) fn new(telemetry: &Telemetry, standalone: bool) -> OpenStream {
-        let kind = if standalone { "standalone" } else { "request" };
-        let attributes = [KeyValue::new("mcp.stream.kind", kind)];
-        telemetry.inner.streams.add(1, &attributes);
-        OpenStream(telemetry.clone(), attributes)
+        let kind = usize::from(standalone);
+        telemetry.inner.streams[kind].fetch_add(1, Ordering::Relaxed);
+        OpenStream(Arc::clone(&telemetry.inner.streams), kind)
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        self.0.inner.streams.add(-1, &self.1);
+        self.0[self.1].fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// A connection `serve` holds open, counted in `mcp.server.connection.active` until dropped.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub(crate) struct OpenConnection(Telemetry);
 
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 impl OpenConnection {
     pub(crate) fn new(telemetry: &Telemetry) -> OpenConnection {
         telemetry.inner.connections.add(1, &[]);
@@ -360,14 +469,6 @@ impl OpenConnection {
 impl Drop for OpenConnection {
     fn drop(&mut self) {
         self.0.inner.connections.add(-1, &[]);
-    }
-}
-
-/// A span name: the method, then the target when there is one.
-pub(crate) fn span_name(method: &str, target: Option<&str>) -> Cow<'static, str> {
-    match target {
-        Some(target) => Cow::Owned(format!("{method} {target}")),
-        None => Cow::Owned(method.to_owned()),
     }
 }
 

@@ -3,6 +3,7 @@
 //! stream then carries it does not matter: a POST's, a resumed one, another node's relay), or
 //! when the session ends without one.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -11,11 +12,12 @@ use mcp_jsonrpc::{Body, Id, Message, Response};
 use opentelemetry::global::BoxedSpan;
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::{Link, Span, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 
 use crate::core::owner::PeerAddr;
-use crate::core::telemetry::{Telemetry, end, span_name};
+use crate::core::telemetry::{Telemetry, end};
+use crate::protocol::ProtocolVersion;
 
 /// The `error.type` of a request the session ended before it was answered.
 const UNANSWERED: &str = "cancelled";
@@ -23,8 +25,8 @@ const UNANSWERED: &str = "cancelled";
 /// The requests of one session in flight, each with its span.
 pub(crate) struct Operations {
     telemetry: Telemetry,
-    /// `mcp.session.id`: for the session-based family only.
-    session: Option<Arc<str>>,
+    /// `mcp.session.id`: for the session-based family only; made once, shared by every span.
+    session: Option<KeyValue>,
     open: Mutex<HashMap<Id, Operation>>,
 }
 
@@ -38,16 +40,20 @@ pub(crate) struct Operation {
     tool_call: bool,
 }
 
-/// What `params` of a request says that a span records.
+/// What `params` of a request says that a span records, borrowed from the request where its
+/// JSON has no escapes: a request's span copies nothing it does not keep.
 #[derive(Deserialize, Default)]
-struct Params {
-    name: Option<String>,
-    uri: Option<String>,
+struct Params<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    uri: Option<Cow<'a, str>>,
     /// An `initialize`'s: the version its session will speak is not settled yet.
-    #[serde(rename = "protocolVersion")]
-    protocol_version: Option<String>,
-    #[serde(rename = "_meta")]
-    meta: Option<HashMap<String, serde_json::Value>>,
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Option<Cow<'a, str>>,
+    /// Read only when it is there (most requests carry none).
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a serde_json::value::RawValue>,
 }
 
 /// What a tool's result says of itself.
@@ -88,8 +94,8 @@ impl Extractor for HeaderCarrier<'_> {
 /// connection's attributes.
 struct Carried {
     http_span: Option<SpanContext>,
-    network: Vec<KeyValue>,
-    client: Vec<KeyValue>,
+    network: [KeyValue; 3],
+    client: Option<[KeyValue; 2]>,
 }
 
 impl Carried {
@@ -115,21 +121,18 @@ impl Carried {
             http::Version::HTTP_10 => "1.0",
             _ => "1.1",
         };
-        let network = vec![
+        let network = [
             KeyValue::new("network.transport", "tcp"),
             KeyValue::new("network.protocol.name", "http"),
             KeyValue::new("network.protocol.version", version),
         ];
-        let client = parts
-            .extensions
-            .get::<PeerAddr>()
-            .map(|PeerAddr(addr)| {
-                vec![
-                    KeyValue::new("client.address", addr.ip().to_string()),
-                    KeyValue::new("client.port", i64::from(addr.port())),
-                ]
-            })
-            .unwrap_or_default();
+        // Shared by the POST's messages: one copy of the address, however many they are.
+        let client = parts.extensions.get::<PeerAddr>().map(|PeerAddr(addr)| {
+            [
+                KeyValue::new("client.address", Arc::<str>::from(addr.ip().to_string())),
+                KeyValue::new("client.port", i64::from(addr.port())),
+            ]
+        });
         Carried {
             http_span,
             network,
@@ -142,7 +145,7 @@ impl Operations {
     pub(crate) fn new(telemetry: &Telemetry, session: Option<Arc<str>>) -> Operations {
         Operations {
             telemetry: telemetry.clone(),
-            session,
+            session: session.map(|id| KeyValue::new("mcp.session.id", id)),
             open: Mutex::new(HashMap::new()),
         }
     }
@@ -154,7 +157,7 @@ impl Operations {
     /// The messages of a POST are delivered: a span for each request, ended with its
     /// response, and one for each notification, ended at once (its acknowledgement is the
     /// POST's 202). `version` is the protocol version the session speaks.
-    pub(crate) fn begin(&self, body: &Body, parts: &http::request::Parts, version: &str) {
+    pub(crate) fn begin(&self, body: &Body, parts: &http::request::Parts, version: &'static str) {
         let carried = Carried::of(parts);
         for message in body.messages() {
             let (method, id, params) = match message {
@@ -162,7 +165,7 @@ impl Operations {
                 Message::Notification(n) => (n.method.as_str(), None, n.params.as_deref()),
                 Message::Response(_) => continue,
             };
-            let params: Params = params
+            let params: Params<'_> = params
                 .and_then(|p| serde_json::from_str(p.get()).ok())
                 .unwrap_or_default();
             let operation = self.start(method, id, &params, &carried, version);
@@ -179,46 +182,44 @@ impl Operations {
         &self,
         method: &str,
         id: Option<&Id>,
-        params: &Params,
+        params: &Params<'_>,
         carried: &Carried,
-        version: &str,
+        version: &'static str,
     ) -> Operation {
         let inner = &self.telemetry.inner;
         let version = match (method, &params.protocol_version) {
-            ("initialize", Some(asked)) => asked.as_str(),
-            _ => version,
+            ("initialize", Some(asked)) => known_version(asked),
+            _ => StringValue::from(version),
         };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", method.to_owned()),
-            KeyValue::new("mcp.protocol.version", version.to_owned()),
-        ];
-        attributes.extend(carried.network.iter().cloned());
-        let target = match method {
+        let method = known_method(method);
+        let target = match &*method {
             "tools/call" => Some("gen_ai.tool.name"),
             "prompts/get" => Some("gen_ai.prompt.name"),
             _ => None,
         }
         .zip(params.name.as_deref());
+        let name = span_name(method.clone(), target.map(|(_, name)| name));
+        let tool_call = method == "tools/call";
+        // The duration's attributes; the span's are these and more. Their values are static
+        // or shared (`Arc`), so that the copy costs no allocation but the `Vec`'s.
+        let mut attributes = Vec::with_capacity(DURATION_ATTRIBUTES);
+        attributes.push(KeyValue::new("mcp.method.name", value(method)));
+        attributes.push(KeyValue::new("mcp.protocol.version", version));
+        attributes.extend(carried.network.iter().cloned());
         if let Some((key, name)) = target {
-            attributes.push(KeyValue::new(key, name.to_owned()));
+            attributes.push(KeyValue::new(key, Arc::<str>::from(name)));
         }
-        let mut span_attributes = attributes.clone();
+        let mut span_attributes = Vec::with_capacity(attributes.len() + SPAN_ONLY_ATTRIBUTES);
+        span_attributes.extend(attributes.iter().cloned());
         if let Some(id) = id {
             span_attributes.push(KeyValue::new("jsonrpc.request.id", id.to_string()));
         }
         if let Some(uri) = &params.uri {
-            span_attributes.push(KeyValue::new("mcp.resource.uri", uri.clone()));
+            span_attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
         }
-        if let Some(session) = &self.session {
-            span_attributes.push(KeyValue::new("mcp.session.id", session.to_string()));
-        }
-        span_attributes.extend(carried.client.iter().cloned());
-        let parent = match &params.meta {
-            Some(meta) => opentelemetry::global::get_text_map_propagator(|p| {
-                p.extract_with_context(&Context::new(), &MetaCarrier(meta))
-            }),
-            None => Context::new(),
-        };
+        span_attributes.extend(self.session.iter().cloned());
+        span_attributes.extend(carried.client.iter().flatten().cloned());
+        let parent = params.meta.map_or_else(Context::new, parent_of);
         let links = carried
             .http_span
             .iter()
@@ -226,7 +227,7 @@ impl Operations {
             .collect();
         let span = inner
             .tracer
-            .span_builder(span_name(method, target.map(|(_, name)| name)))
+            .span_builder(name)
             .with_kind(SpanKind::Server)
             .with_attributes(span_attributes)
             .with_links(links)
@@ -235,7 +236,7 @@ impl Operations {
             span,
             started: Instant::now(),
             attributes,
-            tool_call: method == "tools/call",
+            tool_call,
         }
     }
 
@@ -254,14 +255,18 @@ impl Operations {
                 description: error.message.clone(),
                 code: Some(error.code.to_string()),
             }),
-            Ok(result) if operation.tool_call => serde_json::from_str::<ToolResult>(result.get())
-                .ok()
-                .filter(|r| r.is_error)
-                .map(|_| Failure {
-                    kind: "tool_error".into(),
-                    description: "the tool's result is an error".into(),
-                    code: None,
-                }),
+            // Parsed only when it can say so: a result is read once more only if it names
+            // `isError` at all (the scan costs less than the parse, and most results do not).
+            Ok(result) if operation.tool_call && result.get().contains(r#""isError""#) => {
+                serde_json::from_str::<ToolResult>(result.get())
+                    .ok()
+                    .filter(|r| r.is_error)
+                    .map(|_| Failure {
+                        kind: "tool_error".into(),
+                        description: "the tool's result is an error".into(),
+                        code: None,
+                    })
+            }
             Ok(_) => None,
         };
         self.finish(operation, failure);
@@ -305,6 +310,80 @@ impl Operations {
             .record(started.elapsed().as_secs_f64(), &attributes);
         end(span);
     }
+}
+
+/// The most attributes of an operation's duration: method, version, the network's three, a
+/// target, and `error.type` with `rpc.response.status_code` when it fails.
+const DURATION_ATTRIBUTES: usize = 8;
+/// The span's own beyond those: request id, resource, session, client address and port.
+const SPAN_ONLY_ATTRIBUTES: usize = 5;
+
+/// The methods a span is most often of: their names are recorded without a copy.
+const METHODS: [&str; 22] = [
+    "tools/call",
+    "tools/list",
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "logging/setLevel",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tasks/cancel",
+    "server/discover",
+];
+
+/// `method`, static when it is a known one, else a copy: as an attribute value and as a span
+/// name (alone, or before its target).
+fn known_method(method: &str) -> Cow<'static, str> {
+    match METHODS.iter().find(|known| **known == method) {
+        Some(known) => Cow::Borrowed(*known),
+        None => Cow::Owned(method.to_owned()),
+    }
+}
+
+/// A span name: the method, then the target when there is one.
+fn span_name(method: Cow<'static, str>, target: Option<&str>) -> Cow<'static, str> {
+    match target {
+        Some(target) => Cow::Owned(format!("{method} {target}")),
+        None => method,
+    }
+}
+
+fn value(s: Cow<'static, str>) -> StringValue {
+    match s {
+        Cow::Borrowed(s) => StringValue::from(s),
+        Cow::Owned(s) => StringValue::from(s),
+    }
+}
+
+/// The version an `initialize` asks for: static when it is a known one, else a copy.
+fn known_version(asked: &str) -> StringValue {
+    match asked.parse::<ProtocolVersion>() {
+        Ok(version) => StringValue::from(version.as_str()),
+        Err(_) => StringValue::from(asked.to_owned()),
+    }
+}
+
+/// The client's context, as the global propagator reads it from `_meta`.
+fn parent_of(meta: &serde_json::value::RawValue) -> Context {
+    let Ok(meta) = serde_json::from_str::<HashMap<String, serde_json::Value>>(meta.get()) else {
+        return Context::new();
+    };
+    opentelemetry::global::get_text_map_propagator(|p| {
+        p.extract_with_context(&Context::new(), &MetaCarrier(&meta))
+    })
 }
 
 /// How a request failed: its `error.type`, the status's description, and the JSON-RPC code
