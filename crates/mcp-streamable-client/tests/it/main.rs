@@ -8,6 +8,7 @@ mod legacy;
 mod modern;
 mod our_server;
 mod over;
+mod params;
 mod proofs;
 mod recovery;
 mod sending;
