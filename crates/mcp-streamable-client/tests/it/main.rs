@@ -11,6 +11,7 @@ mod over;
 mod params;
 mod proofs;
 mod recovery;
+mod request_state;
 mod sending;
 mod session;
 mod streams;
