@@ -104,6 +104,9 @@ pub(super) const PAIRS: &[Pair] = &[
     // default), and 2026-07-28.
     pair(Ours, Ts2, &[], "full"),
     pair(Ours, Ts2, &[], "modern"),
+    // Our client mirrors `Mcp-Param-*` (SEP-2243) to the v2 server, which lists a tool
+    // declaring one (the SDK neither writes nor checks them; its tool reports what came).
+    pair(Ours, Ts2, &[], "param-headers"),
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
     protected(Ts, "oauth"),
