@@ -21,6 +21,20 @@
 //!   matching `MCP-Protocol-Version`; the suite refuses the first with -32022 to see a retry;
 //! - `http-standard-headers` (2026-07-28): list and call the tools, list and read the resources,
 //!   list and get the prompts, each with its `Mcp-Method` and `Mcp-Name`;
+//! - `http-custom-headers` (2026-07-28): list the tools and call those the suite names in its
+//!   context (`toolCalls`), the transport mirroring the `x-mcp-header` arguments into
+//!   `Mcp-Param-*` headers (SPEC M8);
+//! - `http-invalid-tool-headers` (2026-07-28): list the tools and call each one listed; the
+//!   transport left out those whose `x-mcp-header` declarations are invalid;
+//! - `sep-2322-client-request-state` (2026-07-28): call the four `test_mrtr_*` tools; rmcp drives
+//!   the input-required rounds, each a new request echoing the round's `requestState`, its
+//!   elicitations answered by [`Conformance`];
+//! - `json-schema-ref-no-deref` (2026-07-28): list the tools, fetching no `$ref`;
+//! - `json-schema-2020-12-preservation`: list the tools and call `json_schema_echo` with the
+//!   `inputSchema` of `json_schema_2020_12_tool` as it came;
+//! - `elicitation-sep1034-client-defaults` (2025-11-25): call
+//!   `test_client_elicitation_defaults`, whose elicitation [`Conformance`] accepts with the
+//!   schema's defaults;
 //! - `auth/*`: list the tools and call `test-tool` through a protected server, the client
 //!   authorizing itself with `mcp_streamable_http::oauth`: the authorization-code grant, whose
 //!   browser step follows the test server's redirect without a user (`support/browser.rs`),
@@ -43,11 +57,12 @@ use mcp_streamable_http::oauth::{
 };
 use mcp_streamable_http::transport::Transport;
 use rmcp::model::{
-    CallToolRequestParams, ClientConfig, GetPromptRequestParams, ProtocolVersion,
-    ReadResourceRequestParams,
+    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ErrorData, GetPromptRequestParams, ListToolsResult, ProtocolVersion, ReadResourceRequestParams,
 };
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
-use serde_json::json;
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
 use support::browser;
 
 /// The whole scenario must finish within this, well inside the suite's own 30 s limit.
@@ -68,13 +83,16 @@ struct Args {
     #[arg(env = "MCP_URL", value_name = "URL", value_parser = http_url)]
     url: String,
     /// The scenario to run: initialize, tools_call, sse-retry, request-metadata,
-    /// http-standard-headers, auth/*.
+    /// http-standard-headers, http-custom-headers, http-invalid-tool-headers,
+    /// sep-2322-client-request-state, json-schema-ref-no-deref,
+    /// json-schema-2020-12-preservation, elicitation-sep1034-client-defaults, auth/*.
     #[arg(long, env = "MCP_CONFORMANCE_SCENARIO")]
     scenario: String,
     /// The protocol revision to speak; the newest with an `initialize` when not given.
     #[arg(long, env = "MCP_CONFORMANCE_PROTOCOL_VERSION", value_name = "VERSION")]
     protocol_version: Option<String>,
-    /// The credentials of the `auth/*` scenarios, a JSON object.
+    /// What the suite passes a scenario, a JSON object: the credentials of the `auth/*`
+    /// scenarios, the calls of `http-custom-headers`.
     #[arg(
         long,
         env = "MCP_CONFORMANCE_CONTEXT",
@@ -108,24 +126,79 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The scenarios this client knows, for the message about one it does not.
+const SCENARIOS: &str = "initialize, tools_call, sse-retry, request-metadata, \
+    http-standard-headers, http-custom-headers, http-invalid-tool-headers, \
+    sep-2322-client-request-state, json-schema-ref-no-deref, json-schema-2020-12-preservation, \
+    elicitation-sep1034-client-defaults, auth/*";
+
+/// The application side of the client: its configuration, and its answer to the server's
+/// elicitations (asked in a session, or as an input-required round of 2026-07-28).
+#[derive(Debug, Clone)]
+struct Conformance {
+    config: ClientConfig,
+}
+
+impl ClientHandler for Conformance {
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(accepted(&schema)))
+    }
+}
+
+/// What a user accepting a form without typing anything answers (SEP-1034): each property's
+/// `default`, and for a boolean without one, `true` (the suite's confirmations).
+fn accepted(schema: &Value) -> Value {
+    let mut content = serde_json::Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (name, property) in properties.into_iter().flatten() {
+        let value = match property.get("default") {
+            Some(default) => default.clone(),
+            None if property.get("type") == Some(&json!("boolean")) => json!(true),
+            None => continue,
+        };
+        content.insert(name.clone(), value);
+    }
+    Value::Object(content)
+}
+
 async fn run(args: &Args) -> anyhow::Result<()> {
     let (url, scenario) = (args.url.as_str(), args.scenario.as_str());
-    let tools: &[(&str, serde_json::Value)] = match scenario {
-        "initialize" => &[],
-        "tools_call" => &[("add_numbers", json!({"a": 5, "b": 3}))],
-        "sse-retry" => &[("test_reconnection", json!({}))],
-        // 2026-07-28: the metadata of every request, then the mirrored headers of each method
-        // that has them.
-        "request-metadata" => &[],
-        "http-standard-headers" => &[
-            ("test_headers", json!({})),
-            ("my-hyphenated-tool", json!({})),
-        ],
-        auth if auth.starts_with("auth/") => &[("test-tool", json!({}))],
-        other => bail!(
-            "unknown scenario {other:?} (initialize, tools_call, sse-retry, request-metadata, \
-             http-standard-headers, auth/*)"
-        ),
+    let known = matches!(
+        scenario,
+        "initialize"
+            | "tools_call"
+            | "sse-retry"
+            | "request-metadata"
+            | "http-standard-headers"
+            | "http-custom-headers"
+            | "http-invalid-tool-headers"
+            | "sep-2322-client-request-state"
+            | "json-schema-ref-no-deref"
+            | "json-schema-2020-12-preservation"
+            | "elicitation-sep1034-client-defaults"
+    ) || scenario.starts_with("auth/");
+    if !known {
+        bail!("unknown scenario {scenario:?} ({SCENARIOS})");
+    }
+    let context: Value = match args.context.as_deref() {
+        Some(text) => serde_json::from_str(text).context("MCP_CONFORMANCE_CONTEXT")?,
+        None => json!({}),
     };
     // The revision the suite asks for, if it names one; otherwise the newest with an initialize
     // handshake. rmcp runs the lifecycle of the revision: initialize up to 2025-11-25, the
@@ -142,6 +215,8 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     config.protocol_version = version.clone();
     config.client_info.name = "mcp-streamable-http-conformance-client".into();
     config.client_info.version = env!("CARGO_PKG_VERSION").into();
+    config.capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}}))?;
+    let handler = Conformance { config };
 
     // In `sse-retry` the suite's server takes the first GET after the tool call for the
     // client's resumption and checks its `Last-Event-ID`. The standalone stream's GET, opened
@@ -151,17 +226,17 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     let standalone = scenario != "sse-retry";
     let mut builder = Client::builder(url).standalone_stream(standalone);
     if scenario.starts_with("auth/") {
-        builder = builder.auth(oauth(url, scenario, args.context.as_deref())?);
+        builder = builder.auth(oauth(url, scenario, &context)?);
     }
     let connection = builder.build()?.connect().await?;
     let transport = mcp_streamable_http::rmcp_adapter::client(connection);
     let client = if version.has_initialize() {
-        config.serve(transport).await.context("initialize")?
+        handler.serve(transport).await.context("initialize")?
     } else {
         let lifecycle = ClientLifecycleMode::Discover {
             preferred_versions: vec![version],
         };
-        config
+        handler
             .serve_with_lifecycle(transport, lifecycle)
             .await
             .context("server/discover")?
@@ -171,11 +246,11 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         "tools: {:?}",
         listed.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
-    for (name, arguments) in tools {
-        if !listed.tools.iter().any(|t| t.name == *name) {
+    for (name, arguments) in calls(scenario, &listed, &context) {
+        if !listed.tools.iter().any(|t| t.name == name) {
             continue;
         }
-        let mut params = CallToolRequestParams::new(*name);
+        let mut params = CallToolRequestParams::new(name.clone());
         params.arguments = arguments.as_object().cloned();
         let result = client
             .call_tool(params)
@@ -184,36 +259,103 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("{name}: {}", serde_json::to_string(&result.content)?);
     }
     if scenario == "http-standard-headers" {
-        let resources = client
-            .list_resources(None)
-            .await
-            .context("resources/list")?;
-        for resource in resources.resources.iter().take(2) {
-            let params = ReadResourceRequestParams::new(resource.uri.clone());
-            client
-                .read_resource(params)
-                .await
-                .with_context(|| format!("resources/read {}", resource.uri))?;
-        }
-        let prompts = client.list_prompts(None).await.context("prompts/list")?;
-        if let Some(prompt) = prompts.prompts.first() {
-            let params = GetPromptRequestParams::new(prompt.name.clone());
-            client
-                .get_prompt(params)
-                .await
-                .with_context(|| format!("prompts/get {}", prompt.name))?;
-        }
+        standard_headers(&client).await?;
     }
     client.cancel().await.context("closing the session")?;
     Ok(())
 }
 
+/// The tools a scenario calls, in order, with their arguments: those of the tools listed.
+fn calls(scenario: &str, listed: &ListToolsResult, context: &Value) -> Vec<(String, Value)> {
+    let call = |name: &str, arguments: Value| (name.to_owned(), arguments);
+    match scenario {
+        "tools_call" => vec![call("add_numbers", json!({"a": 5, "b": 3}))],
+        "sse-retry" => vec![call("test_reconnection", json!({}))],
+        "http-standard-headers" => vec![
+            call("test_headers", json!({})),
+            call("my-hyphenated-tool", json!({})),
+        ],
+        // The calls the suite's context names, with its arguments.
+        "http-custom-headers" => context["toolCalls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some(call(c["name"].as_str()?, c["arguments"].clone())))
+            .collect(),
+        // Every tool the transport kept, with an argument for each string property.
+        "http-invalid-tool-headers" => listed
+            .tools
+            .iter()
+            .map(|tool| {
+                let schema = Value::Object((*tool.input_schema).clone());
+                call(&tool.name, strings(&schema))
+            })
+            .collect(),
+        "sep-2322-client-request-state" => [
+            "test_mrtr_echo_state",
+            "test_mrtr_no_state",
+            "test_mrtr_unrelated",
+            "test_mrtr_no_result_type",
+        ]
+        .into_iter()
+        .map(|name| call(name, json!({})))
+        .collect(),
+        // The focal tool's schema, as rmcp kept it, echoed back.
+        "json-schema-2020-12-preservation" => listed
+            .tools
+            .iter()
+            .find(|t| t.name == "json_schema_2020_12_tool")
+            .map(|t| Value::Object((*t.input_schema).clone()))
+            .map(|schema| call("json_schema_echo", json!({ "schema": schema })))
+            .into_iter()
+            .collect(),
+        "elicitation-sep1034-client-defaults" => {
+            vec![call("test_client_elicitation_defaults", json!({}))]
+        }
+        auth if auth.starts_with("auth/") => vec![call("test-tool", json!({}))],
+        _ => Vec::new(),
+    }
+}
+
+/// Arguments for a schema's top-level string properties: `"x"` each.
+fn strings(schema: &Value) -> Value {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let arguments: serde_json::Map<String, Value> = properties
+        .into_iter()
+        .flatten()
+        .filter(|(_, p)| p.get("type") == Some(&json!("string")))
+        .map(|(name, _)| (name.clone(), json!("x")))
+        .collect();
+    Value::Object(arguments)
+}
+
+/// `http-standard-headers` past the tools: the resources listed and read, the prompts listed
+/// and got.
+async fn standard_headers(client: &RunningService<RoleClient, Conformance>) -> anyhow::Result<()> {
+    let resources = client
+        .list_resources(None)
+        .await
+        .context("resources/list")?;
+    for resource in resources.resources.iter().take(2) {
+        let params = ReadResourceRequestParams::new(resource.uri.clone());
+        client
+            .read_resource(params)
+            .await
+            .with_context(|| format!("resources/read {}", resource.uri))?;
+    }
+    let prompts = client.list_prompts(None).await.context("prompts/list")?;
+    if let Some(prompt) = prompts.prompts.first() {
+        let params = GetPromptRequestParams::new(prompt.name.clone());
+        client
+            .get_prompt(params)
+            .await
+            .with_context(|| format!("prompts/get {}", prompt.name))?;
+    }
+    Ok(())
+}
+
 /// The OAuth provider of an `auth/*` scenario, from the suite's `context`.
-fn oauth(url: &str, scenario: &str, context: Option<&str>) -> anyhow::Result<OAuth> {
-    let context: serde_json::Value = match context {
-        Some(json) => serde_json::from_str(json).context("MCP_CONFORMANCE_CONTEXT")?,
-        None => json!({}),
-    };
+fn oauth(url: &str, scenario: &str, context: &Value) -> anyhow::Result<OAuth> {
     let text = |key: &str| context.get(key).and_then(|v| v.as_str());
     let mut builder = OAuth::builder(url).client_name("mcp-streamable-http-conformance-client");
     let registration = text("client_id").map(|id| match text("client_secret") {

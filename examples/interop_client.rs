@@ -15,13 +15,18 @@
 //!   notifications; the client must resume the stream (`Last-Event-ID`) and receive every
 //!   notification exactly once, in order, then the result;
 //! - `modern`: the per-request protocol of 2026-07-28 (`Family::PerRequest`): no `initialize`, list the
-//!   tools, call `echo` and `progress` (every notification in order), no session id ever.
+//!   tools, call `echo` and `progress` (every notification in order), no session id ever;
+//! - `param-headers`: 2026-07-28 as `modern`; list the tools, then call `region`, which
+//!   declares `region` mirrored (`x-mcp-header`), and check that the server saw the argument in
+//!   `Mcp-Param-Region`: plain when it is plain ASCII, `=?base64?...?=` when it is not.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use clap::Parser as _;
 use mcp_streamable_http::client::{Client, ClientConnection, Family};
 use mcp_streamable_http::jsonrpc::{Id, Message, Notification, Request, to_raw_value};
@@ -129,6 +134,16 @@ impl Session {
             "echo returned {result}"
         );
         Ok(())
+    }
+
+    /// Calls `region` with `value`; returns the text of its result.
+    async fn region(&mut self, value: &str) -> anyhow::Result<String> {
+        let params = json!({"name": "region", "arguments": {"region": value}});
+        let (result, _) = self.call("tools/call", params).await?;
+        result["content"][0]["text"]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("region returned {result}"))
     }
 
     /// Calls `progress`; returns the progress values received.
@@ -241,6 +256,33 @@ async fn run(url: &str, scenario: &str) -> Result<String, Failure> {
                 "modern: 2026-07-28 without initialize, tools/list, echo, progress, no session"
                     .into(),
             )
+        }
+        "param-headers" => {
+            let mut s = connect_in(url, Some(Family::PerRequest))
+                .await
+                .step("connect")?;
+            s.list_tools().await.step("tools/list")?;
+            for (value, header) in [
+                ("eu-west-1", "eu-west-1".to_owned()),
+                (
+                    "Zürich ",
+                    format!("=?base64?{}?=", STANDARD.encode("Zürich ")),
+                ),
+            ] {
+                let seen = s.region(value).await.step("region")?;
+                if seen != header {
+                    return Err(Failure {
+                        step: "region",
+                        error: anyhow::anyhow!("Mcp-Param-Region was {seen:?}, not {header:?}"),
+                    });
+                }
+            }
+            s.conn
+                .close()
+                .await
+                .map_err(anyhow::Error::from)
+                .step("close")?;
+            Ok("param-headers: tools/list, region plain and base64 in Mcp-Param-Region".into())
         }
         other => Err(Failure {
             step: "arguments",
@@ -355,7 +397,7 @@ struct Args {
     /// The server's MCP endpoint.
     #[arg(env = "MCP_URL", value_name = "URL")]
     url: String,
-    /// full, json, stateless, resume or modern.
+    /// full, json, stateless, resume, modern or param-headers.
     #[arg(env = "MCP_SCENARIO", value_name = "SCENARIO")]
     scenario: String,
 }

@@ -8,6 +8,12 @@
 //           must offer that revision, with no fallback
 //   auto    the client's probe (`mode: 'auto'`): server/discover, then 2026-07-28 because the
 //           answer is modern evidence (a legacy server would get `initialize`)
+//   nodes   two echo_server nodes sharing a Redis (`node client.mjs URL_A nodes URL_B PID_A`,
+//           the pid unused): a client on node a opens a listen stream (`subscriptions/listen`,
+//           tools), a client on node b announces a change (`notify_change`), and node a's stream
+//           tells it; then `confirm` on node a answers input-required with a sealed
+//           `requestState`, and the retry, sent to node b with the state echoed and the
+//           elicitation answered, completes there
 // Neither sends `initialize`; both read the server's name from the discovery result's `_meta`.
 // Both then list the tools, call `echo` and `progress` (every progress notification in order,
 // before the result), and check the wire: only POSTs, each with `MCP-Protocol-Version:
@@ -159,13 +165,80 @@ async function run(url, scenario) {
   return `${opening}: tools/list, echo, progress (5 in order), POSTs only, no session`;
 }
 
+/** Rejects after `ms` with `message`, for a race with what should come before. */
+function deadline(ms, message) {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error(message)), ms));
+}
+
+async function nodes(urlA, urlB) {
+  const logA = [];
+  const logB = [];
+  const options = {
+    versionNegotiation: { mode: { pin: MODERN } },
+    capabilities: { elicitation: { form: {} } },
+    inputRequired: { autoFulfill: false },
+  };
+  const a = new Client({ name: 'interop-ts2-client', version: '0.0.0' }, options);
+  const b = new Client({ name: 'interop-ts2-client', version: '0.0.0' }, options);
+  try {
+    await step('connect', async () => {
+      await a.connect(new StreamableHTTPClientTransport(new URL(urlA), { fetch: recordingFetch(logA) }));
+      await b.connect(new StreamableHTTPClientTransport(new URL(urlB), { fetch: recordingFetch(logB) }));
+    });
+    let heard;
+    const changed = new Promise(resolve => {
+      heard = resolve;
+    });
+    a.setNotificationHandler('notifications/tools/list_changed', () => heard());
+    const subscription = await step('listen on node a', async () => {
+      const listening = await a.listen({ toolsListChanged: true });
+      const honoured = listening.honoredFilter;
+      check(honoured?.toolsListChanged === true, `the server honoured ${JSON.stringify(honoured)}`);
+      return listening;
+    });
+    await step('a change announced through node b', async () => {
+      await b.callTool({ name: 'notify_change', arguments: { list: 'tools' } });
+      await Promise.race([changed, deadline(5_000, 'node a told no tools/list_changed within 5 s')]);
+    });
+    await step('confirm on node a, retried on node b', async () => {
+      const first = await a.callTool(
+        { name: 'confirm', arguments: { text: 'two nodes' } },
+        { allowInputRequired: true },
+      );
+      const state = first?.requestState;
+      check(first?.resultType === 'input_required' && typeof state === 'string', `confirm answered ${JSON.stringify(first)}`);
+      check(first.inputRequests?.confirm?.method === 'elicitation/create', `input requests ${JSON.stringify(first.inputRequests)}`);
+      const retried = await b.callTool({
+        name: 'confirm',
+        arguments: { text: 'two nodes' },
+        inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+        requestState: state,
+      });
+      check(text(retried) === 'confirmed: two nodes', `the retry on node b answered ${JSON.stringify(retried)}`);
+      const retry = logB.find(e => e.what === 'POST tools/call confirm');
+      check(retry?.status === 200, `the retry on node b was answered ${retry?.status}`);
+    });
+    await step('close the listen stream', async () => {
+      await subscription.close();
+      const how = await Promise.race([subscription.closed, deadline(5_000, 'the listen stream did not close')]);
+      check(how === 'local', `the listen stream closed ${how}`);
+    });
+  } catch (error) {
+    fail(`${describe(error)}\n  wire a: ${showLog(logA)}\n  wire b: ${showLog(logB)}`);
+  }
+  verbose(`wire a: ${showLog(logA)}\nwire b: ${showLog(logB)}`);
+  await a.close();
+  await b.close();
+  return 'listen stream on node a told of a change announced through node b; confirm input-required on node a, its sealed requestState retried on node b';
+}
+
 async function main() {
-  const [url, scenario] = process.argv.slice(2);
-  if (!url || !['modern', 'auto'].includes(scenario)) {
-    console.log('usage: node client.mjs URL modern|auto');
+  const [url, scenario, urlB] = process.argv.slice(2);
+  if (!url || !['modern', 'auto', 'nodes'].includes(scenario) || (scenario === 'nodes' && !urlB)) {
+    console.log('usage: node client.mjs URL modern|auto, or node client.mjs URL_A nodes URL_B PID_A');
     process.exit(2);
   }
-  const what = await run(url, scenario);
+  const what = scenario === 'nodes' ? await nodes(url, urlB) : await run(url, scenario);
   console.log(`ok: ts2-client ${scenario}: ${what}`);
   process.exit(0);
 }

@@ -8,7 +8,9 @@
 // per request, and 2025-era traffic statelessly (each request by a fresh instance, no session,
 // GET and DELETE answered 405). Tools: `echo {text}` returns the text; `progress {steps,
 // delay_ms}` sends `steps` progress notifications when the request has a progress token, then
-// returns "done". SIGINT or SIGTERM stops it; so does the hard limit below, so a forgotten
+// returns "done"; `region {region}` declares `region` mirrored (`x-mcp-header: Region`, SEP-2243)
+// and returns the `Mcp-Param-Region` header it was called with, as it came (the SDK itself
+// neither writes nor checks those headers). SIGINT or SIGTERM stops it; so does the hard limit below, so a forgotten
 // server cannot linger.
 
 import { createServer } from 'node:http';
@@ -52,6 +54,17 @@ function mcpServer() {
         }
       }
       return { content: [{ type: 'text', text: 'done' }] };
+    },
+  );
+  server.registerTool(
+    'region',
+    {
+      description: 'Returns the Mcp-Param-Region header of its call, as it came.',
+      inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+    },
+    async (_args, ctx) => {
+      const header = ctx.http?.req?.headers.get('mcp-param-region') ?? '(none)';
+      return { content: [{ type: 'text', text: header }] };
     },
   );
   return server;

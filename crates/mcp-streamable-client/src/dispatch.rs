@@ -32,6 +32,14 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
     if let Some(id) = id {
         span.record("id", tracing::field::display(id));
     }
+    // Its result teaches the tools' `Mcp-Param-*` declarations (M8), whatever the lane.
+    let list = match &message {
+        Message::Request(r) if r.method == shape::TOOLS_LIST => Some(r.id.clone()),
+        _ => None,
+    };
+    if let Some(id) = &list {
+        inner.tools().expect_list(id);
+    }
     let mut shutdown = inner.shutdown_signal();
     let work = async {
         if goes_in_session(inner, &message) {
@@ -42,11 +50,15 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
             Box::pin(dispatch(inner, message)).await
         }
     };
-    tokio::select! {
+    let result = tokio::select! {
         biased;
         _ = shutdown.wait_for(|closed| *closed) => Err(Error::new(Kind::Closed)),
         result = work.instrument(span) => result,
+    };
+    if let (Some(id), Err(_)) = (&list, &result) {
+        inner.tools().forget_list(id);
     }
+    result
 }
 
 /// Whether `message` is a request or a response that goes in the connection's running session,

@@ -39,7 +39,7 @@
 //!
 //! # What it does on the wire
 //!
-//! The rows C1-C11 and M7 of the project's `SPEC.md`:
+//! The rows C1-C11, M7 and M8 of the project's `SPEC.md`:
 //!
 //! - **Sending (C1, C2).** Each message is its own POST with `Accept: application/json,
 //!   text/event-stream` and `Content-Type: application/json`. The session id from the answer to
@@ -90,6 +90,12 @@
 //!   again under a new id when its stream breaks before the response (the [`ReconnectPolicy`]
 //!   bounds the attempts; the response comes back under the application's id). There is no
 //!   standalone GET, no `Last-Event-ID` and no DELETE for a connection without a session.
+//! - **`Mcp-Param-*` (M8, SEP-2243).** The transport learns, from the `tools/list` results it
+//!   carries, which arguments each tool mirrors (`x-mcp-header` in its `inputSchema`), and a
+//!   per-request `tools/call` carries them as `Mcp-Param-<Name>` headers. A tool whose
+//!   declarations are invalid is left out of the result the application reads. A `tools/call`
+//!   refused with -32020 makes the transport list the tools again, every page, and send the
+//!   call once more; a second refusal is the call's error response.
 //!
 //! Connections are pooled (HTTP/1.1 keep-alive, with `TCP_NODELAY`), opened by the shared
 //! stack of `mcp-http-client` (TCP, and for `https` rustls with the default `rustls` feature,

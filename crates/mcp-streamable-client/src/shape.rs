@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use http::{HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue, StatusCode};
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, Notification, RawValue, code, to_raw_value};
 use mcp_streamable_protocol::codes::{
     HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
@@ -19,6 +19,12 @@ use crate::error::{Error, Kind, Unsupported};
 /// The notification that cancels a request. In the per-request protocol over HTTP, closing the
 /// request's response stream is the cancellation, and this notification is never posted.
 pub(crate) const CANCELLED: &str = "notifications/cancelled";
+
+/// The method whose calls mirror their arguments into `Mcp-Param-*` headers (M8).
+pub(crate) const TOOLS_CALL: &str = "tools/call";
+
+/// The method that lists the tools, whose results declare those headers (M8).
+pub(crate) const TOOLS_LIST: &str = "tools/list";
 
 /// Who the client is: what every per-request message says in `_meta`, and the transport's own
 /// `initialize` in its params.
@@ -163,6 +169,8 @@ pub(crate) struct MetaHeaders {
     /// `Mcp-Name`: `params.name` of `tools/call` and `prompts/get`, `params.uri` of
     /// `resources/read`.
     pub(crate) name: Option<HeaderValue>,
+    /// `Mcp-Param-*` of a `tools/call`, from the tool's declarations (M8).
+    pub(crate) params: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl MetaHeaders {
@@ -187,6 +195,7 @@ impl MetaHeaders {
             version,
             method: encode_header_value(method),
             name,
+            params: Vec::new(),
         })
     }
 }

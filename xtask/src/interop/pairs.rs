@@ -104,13 +104,26 @@ pub(super) const PAIRS: &[Pair] = &[
     // default), and 2026-07-28.
     pair(Ours, Ts2, &[], "full"),
     pair(Ours, Ts2, &[], "modern"),
+    // Our client mirrors `Mcp-Param-*` (SEP-2243) to the v2 server, which lists a tool
+    // declaring one (the SDK neither writes nor checks them; its tool reports what came).
+    pair(Ours, Ts2, &[], "param-headers"),
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
     protected(Ts, "oauth"),
     // Several nodes (issue 15): the SDK's client resumes through node b a stream whose holder,
     // node a, was killed mid-stream.
     nodes(Ts, "failover"),
+    // Several nodes in 2026-07-28 (issue 28): the SDK v2's listen stream on node a hears a
+    // change announced through node b; `confirm`'s sealed requestState, got from node a, is
+    // retried on node b, which opens it with the key both share.
+    Pair {
+        flags: &["--state-key", STATE_KEY],
+        ..nodes(Ts2, "nodes")
+    },
 ];
+
+/// The key both nodes of the `nodes` pair seal `confirm`'s states with: a test key, on loopback.
+const STATE_KEY: &str = "6d63702d73747265616d61626c652d687474702d696e7465726f702d6b657921";
 
 impl fmt::Display for Pair {
     /// `ts-client -> echo_server --json-response (json)`.

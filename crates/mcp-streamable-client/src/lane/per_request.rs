@@ -1,15 +1,16 @@
 //! The per-request lane (M7): one request of the 2026-07-28 protocol, its POST with the headers
 //! mirrored from the body, what a per-request server answers when it refuses it, and its
-//! cancellation by closing its response stream.
+//! cancellation by closing its response stream; and the re-list after a -32020 (M8).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-use mcp_jsonrpc::{ErrorObject, Id, Notification, Request};
+use mcp_jsonrpc::{ErrorObject, Id, Notification, RawValue, Request, to_raw_value};
 use mcp_streamable_protocol::ProtocolVersion;
-use mcp_streamable_protocol::codes::UNSUPPORTED_PROTOCOL_VERSION;
+use mcp_streamable_protocol::codes::{HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
+use serde::Deserialize;
 
 use crate::error::Error;
 use crate::headers;
@@ -52,20 +53,30 @@ pub(crate) async fn request(
     probe: bool,
 ) -> Result<Verdict, Error> {
     let mut ticket = Ticket::new(inner, &request.id);
+    let mut relisted = false;
     let mut version = match shape {
         Shape::AsIs(version) => {
-            let meta = MetaHeaders::new(&request.method, request.params.as_deref(), &version)?;
-            let refused = send(inner, request, meta, &mut ticket).await?;
-            if let Some((id, _, error)) = refused {
-                deliver_refusal(inner, id, error).await;
+            let mut request = request;
+            loop {
+                let meta = meta_headers(inner, &request, &version)?;
+                let Some((sent, status, error)) = send(inner, request, meta, &mut ticket).await?
+                else {
+                    return Ok(Verdict::Nothing);
+                };
+                if !relisted && needs_relist(&sent.method, status, &error) {
+                    relisted = true;
+                    Box::pin(relist(inner, &version)).await;
+                    request = sent;
+                    continue;
+                }
+                deliver_refusal(inner, sent.id, error).await;
+                return Ok(Verdict::Nothing);
             }
-            return Ok(Verdict::Nothing);
         }
         Shape::Fill(version) => version,
     };
     let mut tries = 0;
     loop {
-        tries += 1;
         // A new request around the filled params: the application's params are not copied.
         let params = shape::fill(
             request.params.as_deref(),
@@ -73,7 +84,7 @@ pub(crate) async fn request(
             &inner.config().identity,
         )?;
         let sent = Request::new(request.id.clone(), request.method.clone(), Some(params));
-        let meta = MetaHeaders::new(&sent.method, sent.params.as_deref(), version.as_str())?;
+        let meta = meta_headers(inner, &sent, version.as_str())?;
         let refused = match send(inner, sent, meta, &mut ticket).await {
             Err(e) if probe && matches!(e.status().map(|s| s.as_u16()), Some(400 | 404 | 405)) => {
                 tracing::debug!(error = %e, "not a 2026-07-28 refusal");
@@ -81,7 +92,7 @@ pub(crate) async fn request(
             }
             refused => refused?,
         };
-        let Some((id, status, error)) = refused else {
+        let Some((sent, status, error)) = refused else {
             return Ok(if ticket.is_cancelled() {
                 Verdict::Nothing
             } else {
@@ -92,8 +103,9 @@ pub(crate) async fn request(
             match shape::choose(&error) {
                 // Each version once, and the one refused once more: a server behind a load
                 // balancer may be mid-upgrade.
-                Choice::PerRequest(next) if tries <= ProtocolVersion::PER_REQUEST.len() => {
+                Choice::PerRequest(next) if tries < ProtocolVersion::PER_REQUEST.len() => {
                     tracing::debug!(%next, "server refused the protocol version; retrying");
+                    tries += 1;
                     version = next;
                     continue;
                 }
@@ -101,17 +113,41 @@ pub(crate) async fn request(
                 _ => {}
             }
         }
+        if !relisted && needs_relist(&sent.method, status, &error) {
+            relisted = true;
+            Box::pin(relist(inner, version.as_str())).await;
+            continue;
+        }
         if probe && !shape::is_per_request_refusal(status, error.code) {
             tracing::debug!(%status, code = error.code, "not a 2026-07-28 refusal");
             return Ok(Verdict::Session(ProtocolVersion::LATEST_SESSION));
         }
-        deliver_refusal(inner, id, error).await;
+        deliver_refusal(inner, sent.id, error).await;
         return Ok(Verdict::PerRequest(version));
     }
 }
 
-/// A refusal of a request: its id, the status and the JSON-RPC error.
-type Refusal = (Id, StatusCode, ErrorObject);
+/// The headers `request` mirrors in protocol `version`, with the `Mcp-Param-*` of a
+/// `tools/call` from what the listed tools declare (M8).
+fn meta_headers(inner: &Inner, request: &Request, version: &str) -> Result<MetaHeaders, Error> {
+    let params = request.params.as_deref();
+    let mut meta = MetaHeaders::new(&request.method, params, version)?;
+    if request.method == shape::TOOLS_CALL {
+        meta.params = inner.tools().headers_for(params);
+    }
+    Ok(meta)
+}
+
+/// Whether a refusal of `method` is a -32020 of a `tools/call`, which a re-list may mend: the
+/// tool was not listed yet, or its declarations changed since (M8).
+fn needs_relist(method: &str, status: StatusCode, error: &ErrorObject) -> bool {
+    method == shape::TOOLS_CALL
+        && status == StatusCode::BAD_REQUEST
+        && error.code == HEADER_MISMATCH
+}
+
+/// A refusal of a request: the request, the status and the JSON-RPC error.
+type Refusal = (Request, StatusCode, ErrorObject);
 
 /// POSTs `sent` and, when it is accepted, reads its reply in a task of its own. Returns the
 /// refusal when the server refused it with a JSON-RPC error, `None` when it was accepted or
@@ -133,7 +169,7 @@ async fn send(
             read_reply(inner, response, sent, meta, ticket.take())?;
             Ok(None)
         }
-        Answer::Refused { status, error, .. } => Ok(Some((sent.id, status, error))),
+        Answer::Refused { status, error, .. } => Ok(Some((sent, status, error))),
         Answer::Failed(e) => Err(e),
     }
 }
@@ -164,7 +200,7 @@ fn read_reply(
         return Ok(());
     }
     let tracker = Tracker::new(Some(sent.id.clone()));
-    let recovery = Recovery::Resend(Resend::new(sent, meta));
+    let recovery = Recovery::Resend(Box::new(Resend::new(sent, meta)));
     let format = headers::format(response.headers());
     let reading = read::reader(
         format,
@@ -265,5 +301,90 @@ impl Drop for Ticket {
         if let Some((generation, _)) = &self.entry {
             self.inner.in_flight().leave(&self.id, *generation);
         }
+    }
+}
+
+// Listing the tools again when a server refuses a `tools/call` with -32020 (M8): the tool was
+// not listed yet, or its `Mcp-Param-*` declarations changed since it was. The transport sends
+// its own `tools/list`, through every page, learns the declarations from the results, and the
+// caller retries the call once.
+
+/// How many pages a re-list reads at most. The refused tool may be on any page, so the re-list
+/// follows the cursors; a server whose cursors never end would hold the call forever, and 32
+/// pages are far more than any server this was tried with lists.
+const MAX_PAGES: usize = 32;
+
+/// Lists the tools in protocol `version`, page after page, so that the connection learns their
+/// declarations. Whatever goes wrong ends the re-list: the retry then goes with what is known,
+/// and a second refusal reaches the application.
+pub(crate) async fn relist(inner: &Arc<Inner>, version: &str) {
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let Some(next) = page(inner, version, cursor.as_deref()).await else {
+            return;
+        };
+        cursor = Some(next);
+    }
+    tracing::warn!(
+        pages = MAX_PAGES,
+        "tools/list still had pages; stopped reading them"
+    );
+}
+
+/// Lists one page; returns the next page's cursor, `None` after the last page or a failure.
+async fn page(inner: &Arc<Inner>, version: &str, cursor: Option<&str>) -> Option<String> {
+    let id = Id::String(format!(
+        "mcp-streamable-client/tools-list-{}",
+        inner.tools().next_list()
+    ));
+    let params = list_params(cursor)?;
+    let params = shape::fill(Some(&params), version, &inner.config().identity).ok()?;
+    let list = Request::new(id.clone(), shape::TOOLS_LIST, Some(params));
+    let answer = inner.expect_response(&id);
+    inner.tools().expect_list(&id);
+    let shape = Shape::AsIs(version.to_owned());
+    if let Err(e) = request(inner, list, shape, false).await {
+        tracing::debug!(error = %e, "tools/list to learn the tools' headers failed");
+        inner.forget_caller(&id);
+        inner.tools().forget_list(&id);
+        return None;
+    }
+    let response = answer.await.ok()?;
+    next_cursor(response.result().ok()?)
+}
+
+fn list_params(cursor: Option<&str>) -> Option<Box<RawValue>> {
+    let params = match cursor {
+        Some(cursor) => serde_json::json!({ "cursor": cursor }),
+        None => serde_json::json!({}),
+    };
+    to_raw_value(&params).ok()
+}
+
+/// The `nextCursor` of a `tools/list` result, if it has one.
+fn next_cursor(result: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Page {
+        #[serde(rename = "nextCursor", default)]
+        next_cursor: Option<String>,
+    }
+    serde_json::from_str::<Page>(result.get()).ok()?.next_cursor
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_the_cursor() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        assert_eq!(
+            next_cursor(&raw(r#"{"tools":[],"nextCursor":"p2"}"#)),
+            Some("p2".to_owned())
+        );
+        assert_eq!(next_cursor(&raw(r#"{"tools":[]}"#)), None);
+        assert_eq!(next_cursor(&raw(r#"{"tools":[],"nextCursor":null}"#)), None);
+        assert_eq!(list_params(Some("c")).unwrap().get(), r#"{"cursor":"c"}"#);
+        assert_eq!(list_params(None).unwrap().get(), "{}");
     }
 }

@@ -13,7 +13,7 @@ pub(crate) enum Recovery {
     /// Resume the stream with GET and `Last-Event-ID` (C4), in the stream's session.
     Resume,
     /// Send the request again under a new id (M7): a per-request stream cannot be resumed.
-    Resend(Resend),
+    Resend(Box<Resend>),
 }
 
 /// What a per-request stream needs to send its request again under a new id (M7).

@@ -5,6 +5,7 @@
 mod discovery;
 mod in_flight;
 mod session;
+mod tools;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -23,6 +24,7 @@ use crate::wire::Http;
 pub(crate) use discovery::{Discovery, Found};
 pub(crate) use in_flight::{Entry, InFlight};
 pub(crate) use session::{HttpSse, INITIALIZED, Mode, Session, protocol_version};
+pub(crate) use tools::Tools;
 
 /// The JSON-RPC error code of the response the transport makes up for a request whose response
 /// cannot come: its stream ended and could not be resumed, the server refused the resumption,
@@ -48,6 +50,8 @@ pub(crate) struct Inner {
     session: Mutex<Session>,
     /// The per-request requests waiting for their responses (M7).
     in_flight: Mutex<InFlight>,
+    /// The tools' `Mcp-Param-*` declarations learnt from `tools/list` results (M8).
+    tools: Mutex<Tools>,
     /// Held for writing while `initialize` is in flight (and while a new session starts), so
     /// that the messages sent meanwhile wait for the session id.
     pub(crate) gate: RwLock<()>,
@@ -87,6 +91,7 @@ impl Inner {
             discovery,
             session: Mutex::new(Session::new()),
             in_flight: Mutex::default(),
+            tools: Mutex::default(),
             gate: RwLock::new(()),
             inbox,
             shutdown: watch::Sender::new(false),
@@ -109,6 +114,10 @@ impl Inner {
         lock(&self.in_flight)
     }
 
+    pub(crate) fn tools(&self) -> MutexGuard<'_, Tools> {
+        lock(&self.tools)
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -127,14 +136,17 @@ impl Inner {
     /// words.
     pub(crate) fn deliver(&self, item: Delivery) -> impl Future<Output = bool> + Send + '_ {
         let item = match item {
-            Ok(Message::Response(response)) => match self.caller_of(&response) {
-                Some(caller) => {
-                    // A caller that gave up meanwhile drops it, as `recv` would not see it.
-                    let _ = caller.send(response);
-                    return Either::Left(ready(true));
+            Ok(Message::Response(response)) => {
+                let response = self.learn_tools(response);
+                match self.caller_of(&response) {
+                    Some(caller) => {
+                        // A caller that gave up meanwhile drops it, as `recv` would not see it.
+                        let _ = caller.send(response);
+                        return Either::Left(ready(true));
+                    }
+                    None => Ok(response.into()),
                 }
-                None => Ok(response.into()),
-            },
+            }
             other => other,
         };
         match self.inbox.try_send(item) {
@@ -143,6 +155,16 @@ impl Inner {
             Err(mpsc::error::TrySendError::Full(item)) => {
                 Either::Right(Box::pin(async move { self.inbox.send(item).await.is_ok() }))
             }
+        }
+    }
+
+    /// The response itself, or, answering a `tools/list`, the result without the tools whose
+    /// `Mcp-Param-*` declarations are invalid, their declarations learnt (M8).
+    fn learn_tools(&self, response: Response) -> Response {
+        let mut tools = self.tools();
+        match response.id() {
+            Some(id) if tools.take_list(id) => tools.learn(response),
+            _ => response,
         }
     }
 

@@ -389,7 +389,11 @@ impl Http {
         for (name, value) in &self.config.headers {
             // The body's framing is the transport's to say, whatever the request.
             let framing = name == CONTENT_LENGTH || name == TRANSFER_ENCODING;
+            let mirrored = call
+                .meta
+                .is_some_and(|m| m.params.iter().any(|(p, _)| p == name));
             let replaced = framing
+                || mirrored
                 || (host.is_some() && name == HOST)
                 || own.iter().any(|(own, set)| set.is_some() && own == name);
             if !replaced {
@@ -400,6 +404,9 @@ impl Http {
             if let Some(value) = value {
                 each(name, value);
             }
+        }
+        for (name, value) in call.meta.iter().flat_map(|m| &m.params) {
+            each(name.clone(), value);
         }
     }
 }

@@ -93,7 +93,7 @@ async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
 
 /// Serves `service` on a loopback port, plain or over TLS as `wire` says (HTTP/1.1 or HTTP/2,
 /// whichever the client speaks); returns its address.
-async fn serve(service: StreamableHttpService, wire: Wire) -> std::net::SocketAddr {
+pub(crate) async fn serve(service: StreamableHttpService, wire: Wire) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
