@@ -1,8 +1,9 @@
 //! What an operator touches (issue 29), run as processes: `echo_server`'s logs, its metrics
-//! scraped by a real Prometheus, its spans over OTLP.
+//! scraped by a real Prometheus, its spans over OTLP, and the deployment files that run it.
 //! Loopback only, ports the OS picks; every process is killed by its pid when its test ends,
 //! however it ends.
 
+mod deploy;
 mod logs;
 mod otlp;
 mod prometheus;
@@ -158,6 +159,11 @@ impl Http {
         tokio::time::timeout(EXCHANGE_TIMEOUT, exchange)
             .await
             .unwrap_or_else(|_| panic!("{method} {url}: no answer in {EXCHANGE_TIMEOUT:?}"))
+    }
+
+    /// A GET of `url`.
+    async fn get(&self, url: &str) -> Answer {
+        self.send("GET", url, &[], Bytes::new()).await
     }
 
     /// The body of a GET of `url` answered 200 within [`EXCHANGE_TIMEOUT`], or `None` (a
