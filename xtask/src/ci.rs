@@ -91,9 +91,10 @@ fn defaults_of(manifest: &str) -> Option<String> {
     defaults.then(|| name.to_owned())
 }
 
-/// What the tests run beside the code, installed from Debian's packages if missing: Redis 7
-/// (the Redis backend's tests, and those of several nodes, start `redis-server`s of their own)
-/// and Prometheus (the examples' metrics test starts a `prometheus` that scrapes `echo_server`).
+/// What the tests run beside the code, from Debian's packages: Redis 7, installed if missing
+/// (the Redis backend's tests, and those of several nodes, start `redis-server`s of their own),
+/// and Prometheus, unpacked under `.tools/prometheus` (the examples' metrics test starts a
+/// `prometheus` that scrapes `echo_server`).
 fn services() -> Result<()> {
     crate::redis::ensure()?;
     crate::prometheus::ensure()

@@ -31,7 +31,12 @@ pub(crate) fn ensure() -> Result<()> {
         );
     }
     eprintln!("xtask: redis-server is missing; installing Debian's {PACKAGE}");
-    apt_install(PACKAGE)?;
+    // A fresh machine may have no package lists yet: update once if the first try fails.
+    if cmd::run(&mut install_command()).is_err() {
+        cmd::run(Command::new("apt-get").args(["update", "-q"]))
+            .context("apt-get update failed")?;
+        cmd::run(&mut install_command()).with_context(|| format!("could not install {PACKAGE}"))?;
+    }
     match find()? {
         Some(found) => {
             eprintln!("xtask: installed {}", found.describe());
@@ -41,25 +46,13 @@ pub(crate) fn ensure() -> Result<()> {
     }
 }
 
-/// Installs Debian's `package` with apt (as root), updating the package lists once if the
-/// first try fails (a fresh machine may have none yet).
-pub(crate) fn apt_install(package: &str) -> Result<()> {
-    if cmd::run(&mut install_command(package)).is_err() {
-        cmd::run(Command::new("apt-get").args(["update", "-q"]))
-            .context("apt-get update failed")?;
-        cmd::run(&mut install_command(package))
-            .with_context(|| format!("could not install {package}"))?;
-    }
-    Ok(())
-}
-
-/// `apt-get install` of a package. `RUNLEVEL=1` makes Debian's `invoke-rc.d` leave the
-/// service stopped: on a machine without systemd, the package's scripts would start one (Redis
-/// on port 6379, Prometheus on 9090) otherwise.
-fn install_command(package: &str) -> Command {
+/// `apt-get install` of the package. `RUNLEVEL=1` makes Debian's `invoke-rc.d` leave the
+/// service stopped: on a machine without systemd, the package's scripts would start one on
+/// port 6379 otherwise.
+fn install_command() -> Command {
     let mut command = Command::new("apt-get");
     command
-        .args(["install", "-y", "-q", "--no-install-recommends", package])
+        .args(["install", "-y", "-q", "--no-install-recommends", PACKAGE])
         .env("DEBIAN_FRONTEND", "noninteractive")
         .env("RUNLEVEL", "1");
     command
@@ -113,7 +106,7 @@ fn version(output: &str) -> Option<&str> {
 }
 
 /// The first executable file called `name` in the directories of `path`.
-pub(crate) fn on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+fn on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     std::env::split_paths(path?)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
@@ -125,7 +118,7 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-pub(crate) fn is_root() -> Result<bool> {
+fn is_root() -> Result<bool> {
     let uid = cmd::output(Command::new("id").arg("-u")).context("could not run `id -u`")?;
     Ok(uid.trim() == "0")
 }
@@ -143,7 +136,7 @@ mod tests {
 
     #[test]
     fn the_install_leaves_the_service_stopped_and_asks_nothing() {
-        let command = install_command(PACKAGE);
+        let command = install_command();
         let args: Vec<_> = command.get_args().collect();
         assert_eq!(
             args,

@@ -3,7 +3,7 @@
 //! API finds the operation histogram's count at N and the live sessions back at 0.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,20 +36,25 @@ impl Drop for Prometheus {
     }
 }
 
-/// The `prometheus` on `PATH`; `None` (the test skips) only outside CI.
+/// The `prometheus` the services step of `cargo xtask ci` unpacks under `.tools/prometheus`,
+/// else one on `PATH`; `None` (the test skips) only outside CI.
 fn binary() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path)
-        .map(|dir| dir.join("prometheus"))
-        .find(|p| p.is_file());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let unpacked = root.join(".tools/prometheus/usr/bin/prometheus");
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("prometheus"))
+            .find(|p| p.is_file())
+    });
+    let found = Some(unpacked).filter(|p| p.is_file()).or(on_path);
     if found.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
-            "prometheus is not on PATH: `cargo xtask ci` installs Debian's package"
+            "no prometheus: the services step of `cargo xtask ci` unpacks Debian's package"
         );
         eprintln!(
-            "skipped: prometheus is not on PATH (`apt-get install prometheus`, or the services \
-             step of `cargo xtask ci`, installs it)"
+            "skipped: no prometheus in .tools/prometheus or on PATH (`cargo xtask ci` unpacks \
+             Debian's package there; `apt-get install prometheus` puts one on PATH)"
         );
     }
     found
