@@ -7,6 +7,7 @@
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]]
 //!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
 //!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
+//!     [--metrics IP:PORT] [--log-format plain|json]
 //! MCP_ADDR=127.0.0.1:8080 MCP_REDIS=redis://127.0.0.1:6379/ cargo run --example echo_server
 //! ```
 //!
@@ -84,7 +85,15 @@
 //! shut down gracefully (with `--redis`, the node's sessions go on through the others);
 //! `/livez` and `/readyz` answer liveness and readiness probes (503 once shutdown begins, or
 //! while the node does not hold its lease).
-//! `RUST_LOG=debug` shows what the transport does.
+//!
+//! Observability: the server records OpenTelemetry spans and metrics (the server's `otel`
+//! feature). `--metrics IP:PORT` serves the metrics in Prometheus's text format at
+//! `http://IP:PORT/metrics` (it prints `metrics on http://IP:PORT/metrics` after the first
+//! line); `OTEL_EXPORTER_OTLP_ENDPOINT` (e.g. `http://127.0.0.1:4318`) sends spans and metrics
+//! over OTLP/HTTP, and makes a `traceparent` in a request's `_meta` the parent of its span.
+//! Logs go to stderr, `info` and above unless `RUST_LOG` says otherwise (`RUST_LOG=debug`
+//! shows what the transport does), as plain text or JSON lines (`--log-format`), without
+//! colour codes unless stderr is a terminal.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -100,6 +109,8 @@ use mcp_streamable_http::server::{
     StreamableHttpService,
 };
 use support::cli::Allowed;
+use support::logs::Logs;
+use support::telemetry::{self, metrics};
 use support::{echo_app, echo_modern, serve};
 
 /// Where the server listens unless told: loopback, so that trying it exposes nothing, on the
@@ -137,6 +148,12 @@ struct Args {
     /// which only this process knows).
     #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", value_parser = support::cli::state_key)]
     state_key: Option<[u8; 32]>,
+    /// Serves the server's metrics in Prometheus's text format at `http://IP:PORT/metrics`
+    /// (port 0 picks a free one).
+    #[arg(long, env = "MCP_METRICS", value_name = "IP:PORT")]
+    metrics: Option<SocketAddr>,
+    #[command(flatten)]
+    logs: Logs,
     #[command(flatten)]
     allowed: Allowed,
     #[command(flatten)]
@@ -207,9 +224,9 @@ impl RedisOptions {
         let backend = RedisBackend::connect(&url, options)
             .await
             .with_context(|| format!("connecting to Redis at {url}"))?;
-        eprintln!(
-            "node {} of the sessions in Redis at {url}, reached by the other nodes at {}",
-            backend.node(),
+        tracing::info!(
+            node = %backend.node(),
+            "one node of the sessions in Redis at {url}, reached by the other nodes at {}",
             backend.address()
         );
         echo_modern::configure(backend.notification_bus(), sealer);
@@ -272,11 +289,8 @@ fn seconds(value: &str) -> Result<Duration, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
     let args = Args::parse();
+    args.logs.init();
     if args.redis.url.is_some() && (args.stateless || args.no_event_store) {
         bail!(
             "--redis shares sessions and their streams: it goes with neither --stateless nor \
@@ -300,7 +314,7 @@ async fn main() -> anyhow::Result<()> {
     let key = match args.state_key {
         Some(key) => key,
         None if args.redis.url.is_some() => {
-            eprintln!(
+            tracing::warn!(
                 "no --state-key: confirm's states are sealed with a key of this node's own, which \
                  the other nodes refuse"
             );
@@ -314,13 +328,22 @@ async fn main() -> anyhow::Result<()> {
     // The server checks the Mcp-Param-* headers of calls against the tools' declarations.
     config = config.tool_headers(echo_modern::tool_headers(&echo_app::tools(true)));
     if let Some(guard) = args.auth.guard()? {
-        eprintln!(
+        tracing::info!(
             "protected: tokens from {}",
             guard.metadata().authorization_servers[0]
         );
         config = config.authorization(guard);
     }
+    // Before the service, which takes the global providers when it is built.
+    let registry = args.metrics.map(|_| metrics::Registry::default());
+    let installed = telemetry::install(registry.as_ref())?;
     let service = StreamableHttpService::new(config, echo_app::session);
 
-    serve::serve(args.addr, service).await
+    let listener = serve::listen(args.addr).await?;
+    if let (Some(registry), Some(addr)) = (registry, args.metrics) {
+        registry.serve(addr).await?;
+    }
+    let served = serve::until_terminated(listener, service).await;
+    installed.shutdown().await;
+    served
 }

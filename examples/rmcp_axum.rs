@@ -139,15 +139,14 @@ struct Args {
     addr: SocketAddr,
     #[command(flatten)]
     allowed: Allowed,
+    #[command(flatten)]
+    logs: support::logs::Logs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
     let args = Args::parse();
+    args.logs.init();
     let token = std::env::var(TOKEN_VAR)
         .ok()
         .filter(|t| !t.is_empty())
@@ -181,11 +180,8 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     // SIGINT (Ctrl-C) or SIGTERM, what service managers send.
-    let signalled = mcp_streamable_http::server::serve::terminated();
-    let stop = async {
-        signalled.await;
-        eprintln!("shutting down");
-    };
+    // `terminated` logs which signal came.
+    let stop = mcp_streamable_http::server::serve::terminated();
     // axum's graceful shutdown waits for every connection to finish, and a connection holding
     // an SSE stream (a client's standalone GET stream) never does by itself: with the signal
     // alone it would wait forever. `shutdown_signal` first ends the MCP sessions and their

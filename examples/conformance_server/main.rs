@@ -89,11 +89,8 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
     let args = Args::parse();
+    args.logs.init();
     let key = args
         .state_key
         .unwrap_or_else(support::echo_modern::random_key);
@@ -131,6 +128,8 @@ struct Args {
     #[arg(long, env = "MCP_STATE_KEY", value_name = "HEX", hide_env_values = true,
         value_parser = support::cli::state_key)]
     state_key: Option<[u8; 32]>,
+    #[command(flatten)]
+    logs: support::logs::Logs,
 }
 
 /// One session: one rmcp service over the session's connection.

@@ -16,14 +16,24 @@ use mcp_streamable_http::server::serve::{self, Options};
 /// Binds `addr`, prints `listening on http://ADDR/mcp` (the first line, which scripts wait
 /// for), and serves `service` until SIGINT (Ctrl-C) or SIGTERM.
 pub async fn serve(addr: SocketAddr, service: StreamableHttpService) -> anyhow::Result<()> {
+    let listener = listen(addr).await?;
+    until_terminated(listener, service).await
+}
+
+/// Binds `addr` and prints `listening on http://ADDR/mcp`, the first line, which scripts wait
+/// for.
+pub async fn listen(addr: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    let signalled = serve::terminated();
-    let stop = async {
-        signalled.await;
-        eprintln!("shutting down");
-    };
-    run(listener, service, stop).await
+    Ok(listener)
+}
+
+/// Serves `service` on `listener` until SIGINT (Ctrl-C) or SIGTERM (which `serve` logs).
+pub async fn until_terminated(
+    listener: tokio::net::TcpListener,
+    service: StreamableHttpService,
+) -> anyhow::Result<()> {
+    run(listener, service, serve::terminated()).await
 }
 
 /// Serves `service` at `/mcp` on `listener` until `shutdown` completes, then shuts it down

@@ -91,10 +91,13 @@ fn defaults_of(manifest: &str) -> Option<String> {
     defaults.then(|| name.to_owned())
 }
 
-/// What the tests run beside the code: Redis 7 (the Redis backend's tests, and those of several
-/// nodes, start `redis-server`s of their own), installed from Debian's packages if missing.
+/// What the tests run beside the code, from Debian's packages: Redis 7, installed if missing
+/// (the Redis backend's tests, and those of several nodes, start `redis-server`s of their own),
+/// and Prometheus, unpacked under `.tools/prometheus` (the examples' metrics test starts a
+/// `prometheus` that scrapes `echo_server`).
 fn services() -> Result<()> {
-    crate::redis::ensure()
+    crate::redis::ensure()?;
+    crate::prometheus::ensure()
 }
 
 /// Unit, integration and doc tests of every crate, and the tidy tests of xtask itself.

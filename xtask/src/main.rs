@@ -36,6 +36,7 @@ mod interop;
 #[cfg(test)]
 mod layers;
 mod peer;
+mod prometheus;
 mod redis;
 mod select;
 #[cfg(test)]

@@ -7,5 +7,6 @@ mod echo;
 mod faults;
 mod nodes;
 mod oauth;
+mod ops;
 mod per_request;
 mod protected;
