@@ -1,0 +1,138 @@
+//! `mcp-gateway`: a stdio MCP server served over Streamable HTTP.
+//!
+//! ```text
+//! mcp-gateway serve --addr 127.0.0.1:8080 -- python3 server.py
+//! ```
+//!
+//! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP at
+//! `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
+//! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
+//! The library's docs (`mcp_gateway`) say what it does and why each default is what it is.
+
+use std::ffi::OsString;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser as _;
+use mcp_gateway::{
+    Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options,
+};
+use mcp_streamable_server::{Config, serve};
+
+/// Where the gateway listens unless told: loopback, so that trying it exposes nothing.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+/// A gateway between stdio MCP servers and Streamable HTTP. Every flag can also be set by the
+/// environment variable shown beside it, a flag given on the command line winning.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-gateway", version)]
+struct Cli {
+    #[command(subcommand)]
+    direction: Direction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Direction {
+    /// Serves a stdio MCP server over Streamable HTTP: one child per session (started on
+    /// `initialize`, stopped when the session ends), a warm pool for per-request (2026-07-28)
+    /// clients. A child that dies ends its session; there is no silent restart.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
+    addr: SocketAddr,
+    /// Sessions, so children of sessions, at most.
+    #[arg(long, env = "MCP_MAX_SESSIONS", default_value_t = DEFAULT_MAX_CHILDREN)]
+    max_sessions: usize,
+    /// Seconds a session may stay idle before it ends and its child is stopped [default: 600].
+    #[arg(long, env = "MCP_IDLE_TIMEOUT", value_name = "SECS", value_parser = seconds)]
+    idle_timeout: Option<Duration>,
+    /// Warm children serving per-request (2026-07-28) clients.
+    #[arg(long, env = "MCP_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE)]
+    pool_size: usize,
+    /// Seconds a request waits for its child's answer before it gets an error [default: 300].
+    #[arg(long, env = "MCP_REQUEST_TIMEOUT", value_name = "SECS", value_parser = seconds)]
+    request_timeout: Option<Duration>,
+    /// The longest line a child may write on stdout, in bytes; a longer one ends its session.
+    #[arg(long, env = "MCP_MAX_MESSAGE_SIZE", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
+    max_message_size: usize,
+    /// Seconds a child has to exit after SIGTERM before its process group is killed
+    /// [default: 5].
+    #[arg(long, env = "MCP_STOP_GRACE", value_name = "SECS", value_parser = seconds)]
+    stop_grace: Option<Duration>,
+    /// The stdio MCP server to run, after `--`: its program and arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+fn seconds(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "seconds, above 0".to_owned())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp-gateway: no runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Direction::Serve(args) = cli.direction;
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: ServeArgs) -> std::io::Result<()> {
+    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let command = Command::new(program).args(rest);
+    let options = Options::default()
+        .pool_size(args.pool_size)
+        .request_timeout(args.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
+        .max_message_size(args.max_message_size)
+        .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
+    let config = Config::default()
+        .max_sessions(args.max_sessions)
+        .idle_timeout(args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT));
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let gateway = Gateway::new(command, options);
+    let service = gateway.service(config);
+    serve::Options::default()
+        .path("/mcp")
+        .health_paths("/livez", "/readyz")
+        .serve(listener, service, serve::terminated())
+        .await;
+    tracing::info!(
+        children = gateway.children(),
+        "shutting down: stopping children"
+    );
+    gateway.stop().await;
+    Ok(())
+}
