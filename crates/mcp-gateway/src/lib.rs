@@ -17,6 +17,11 @@
 //!   `notifications/cancelled` with the id it knows. `server/discover` is answered from the
 //!   child's `initialize`.
 //!
+//! The other direction, `mcp-gateway connect URL [--header 'NAME: VALUE']...`, offers a
+//! Streamable HTTP server on stdin and stdout, for a host that runs stdio servers only, through
+//! our client (`mcp_streamable_client`): either family, streams resumed, the headers sent with
+//! every request; [`bridge`] is its relay, for any two connections.
+//!
 //! # Faults
 //!
 //! A child that exits, closes its stdout, writes a line that is not JSON-RPC or one longer
@@ -54,9 +59,11 @@
 //! `gateway` (the shared state and the factory) hands each connection to `session` or
 //! `per_request` (with `pool`), which relay through `relay` over a `link` (one child's
 //! JSON-RPC, ids remapped) to a `process` (spawning, process groups, stopping); `options` and
-//! `error` below them all.
+//! `error` below them all. `bridge` (the `connect` direction) stands apart, on the transport
+//! traits only.
 #![deny(missing_docs, missing_debug_implementations)]
 
+mod bridge;
 mod error;
 mod gateway;
 mod link;
@@ -67,6 +74,7 @@ mod process;
 mod relay;
 mod session;
 
+pub use crate::bridge::bridge;
 pub use crate::gateway::Gateway;
 pub use crate::options::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,

@@ -2,11 +2,17 @@
 //!
 //! ```text
 //! mcp-gateway serve --addr 127.0.0.1:8080 -- python3 server.py
+//! mcp-gateway connect http://127.0.0.1:8080/mcp --header 'X-Api-Key: secret'
 //! ```
 //!
-//! It prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP at
-//! `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
+//! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP
+//! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
 //! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
+//!
+//! `connect` offers the Streamable HTTP server at URL on its stdin and stdout, for a host that
+//! runs stdio servers only: either protocol family (found out from the first request), streams
+//! resumed, every `--header` sent with each request. It ends when stdin ends (closing the
+//! session with DELETE) or the server goes; it logs on stderr, never on stdout.
 //! The library's docs (`mcp_gateway`) say what it does and why each default is what it is.
 
 use std::ffi::OsString;
@@ -19,7 +25,11 @@ use mcp_gateway::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options,
 };
-use mcp_streamable_server::{Config, serve};
+use mcp_streamable_client::Client;
+use mcp_streamable_server::Config;
+use mcp_streamable_server::serve::{self as http, terminated};
+use mcp_transport::Transport as _;
+use mcp_transport::stdio::Stdio;
 
 /// Where the gateway listens unless told: loopback, so that trying it exposes nothing.
 const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
@@ -39,6 +49,24 @@ enum Direction {
     /// `initialize`, stopped when the session ends), a warm pool for per-request (2026-07-28)
     /// clients. A child that dies ends its session; there is no silent restart.
     Serve(ServeArgs),
+    /// Offers a Streamable HTTP server on stdin and stdout, for hosts that run stdio servers
+    /// only.
+    Connect(ConnectArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ConnectArgs {
+    /// The server's MCP endpoint, `http://` or `https://`.
+    #[arg(env = "MCP_URL")]
+    url: String,
+    /// A header sent with every request, `NAME: VALUE` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
+    headers: Vec<(String, String)>,
+}
+
+fn header(value: &str) -> Result<(String, String), String> {
+    let (name, value) = value.split_once(':').ok_or("NAME: VALUE")?;
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
 #[derive(Debug, clap::Args)]
@@ -99,8 +127,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let Direction::Serve(args) = cli.direction;
-    match runtime.block_on(run(args)) {
+    let ran = match cli.direction {
+        Direction::Serve(args) => runtime.block_on(serve(args)),
+        Direction::Connect(args) => runtime.block_on(connect(args)),
+    };
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-gateway: {e}");
@@ -109,7 +140,18 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: ServeArgs) -> std::io::Result<()> {
+async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut builder = Client::builder(&args.url);
+    for (name, value) in args.headers {
+        builder = builder.header(name, value);
+    }
+    let remote = builder.build()?.connect().await?;
+    let local = Stdio::new().connect().await?;
+    mcp_gateway::bridge(local, remote).await?;
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let (program, rest) = args.command.split_first().expect("clap requires a command");
     let command = Command::new(program).args(rest);
     let options = Options::default()
@@ -124,10 +166,10 @@ async fn run(args: ServeArgs) -> std::io::Result<()> {
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let gateway = Gateway::new(command, options);
     let service = gateway.service(config);
-    serve::Options::default()
+    http::Options::default()
         .path("/mcp")
         .health_paths("/livez", "/readyz")
-        .serve(listener, service, serve::terminated())
+        .serve(listener, service, terminated())
         .await;
     tracing::info!(
         children = gateway.children(),
