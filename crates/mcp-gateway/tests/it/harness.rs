@@ -108,16 +108,20 @@ pub(crate) async fn session(url: &str) -> (ClientConnection, Response) {
     (conn, init)
 }
 
-/// Sends `initialize` on `conn` and returns its answer; `notifications/initialized` follows a
-/// success.
-pub(crate) async fn initialize(conn: &mut ClientConnection) -> Response {
+/// An `initialize` of the 2025-06-18 revision, declaring sampling.
+pub(crate) fn initialize_request() -> Request {
     let params = json!({
         "protocolVersion": "2025-06-18",
         "capabilities": {"sampling": {}},
         "clientInfo": {"name": "gateway-it", "version": "0"},
     });
-    let request = Request::new(0, "initialize", to_raw_value(&params).ok());
-    let (response, _) = ask(conn, request).await;
+    Request::new(0, "initialize", to_raw_value(&params).ok())
+}
+
+/// Sends `initialize` on `conn` and returns its answer; `notifications/initialized` follows a
+/// success.
+pub(crate) async fn initialize(conn: &mut ClientConnection) -> Response {
+    let (response, _) = ask(conn, initialize_request()).await;
     if !response.is_error() {
         let initialized = mcp_jsonrpc::Notification::new("notifications/initialized", None);
         within(conn.sender().send(initialized.into()))
