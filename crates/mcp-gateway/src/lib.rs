@@ -47,7 +47,8 @@
 //! | from SIGTERM to SIGKILL | [`DEFAULT_STOP_GRACE`] (5 s) | `--stop-grace` |
 //!
 //! Each constant's documentation says why. Everything else is the server crate's
-//! (`mcp_streamable_server`): `serve`'s limits, the event store, resumable streams.
+//! (`mcp_streamable_server`): `serve`'s limits, and streams resumable from an in-memory event
+//! store (the binary's default; `--no-event-store` turns it off).
 //!
 //! # As a library
 //!

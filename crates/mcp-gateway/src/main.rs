@@ -21,13 +21,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser as _;
+use clap::builder::BoolishValueParser;
 use mcp_gateway::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options,
 };
 use mcp_streamable_client::Client;
-use mcp_streamable_server::Config;
 use mcp_streamable_server::serve::{self as http, terminated};
+use mcp_streamable_server::{Config, InMemoryEventStore};
 use mcp_transport::Transport as _;
 use mcp_transport::stdio::Stdio;
 
@@ -93,6 +94,10 @@ struct ServeArgs {
     /// [default: 5].
     #[arg(long, env = "MCP_STOP_GRACE", value_name = "SECS", value_parser = seconds)]
     stop_grace: Option<Duration>,
+    /// Streams not resumable: no event store (by default a client that lost a stream gets
+    /// what it missed, from memory, 1 MiB per session at most).
+    #[arg(long, env = "MCP_NO_EVENT_STORE", value_parser = BoolishValueParser::new())]
+    no_event_store: bool,
     /// The stdio MCP server to run, after `--`: its program and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -159,9 +164,12 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .request_timeout(args.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
         .max_message_size(args.max_message_size)
         .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
-    let config = Config::default()
+    let mut config = Config::default()
         .max_sessions(args.max_sessions)
         .idle_timeout(args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT));
+    if !args.no_event_store {
+        config = config.event_store(InMemoryEventStore::default());
+    }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let gateway = Gateway::new(command, options);
