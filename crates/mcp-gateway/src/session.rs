@@ -39,30 +39,33 @@ pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
 }
 
 /// Relays the session's messages both ways until the session or the child ends.
+///
+/// The child's own messages go to the client on a task of their own: a write to the child
+/// that waits (its stdin full) must not stop its stdout from being read, or a child that
+/// writes before it reads would wait on the gateway as the gateway waits on it.
 async fn run(
     conn: &mut ServerConnection,
     client: &ServerSender,
     link: &Link,
-    mut events: mpsc::Receiver<Message>,
+    events: mpsc::Receiver<Message>,
     shared: &Shared,
 ) {
     let mut calls = JoinSet::new();
+    let mut forwarder = tokio::spawn(forward(events, link.clone(), client.clone()));
     loop {
         tokio::select! {
             message = conn.recv() => match message {
                 Ok(Some(message)) => from_client(message, link, client, &mut calls, shared).await,
                 _ => break,
             },
-            event = events.recv() => match event {
-                Some(message) => from_child(message, link, client).await,
-                None => break,
-            },
+            _ = &mut forwarder => break,
             Some(_) = calls.join_next(), if !calls.is_empty() => {}
         }
     }
     // The calls still waiting end with the child (their errors sent while the session lasts):
     // stop it, then let them finish.
     link.stop().await;
+    let _ = forwarder.await;
     while calls.join_next().await.is_some() {}
 }
 
@@ -110,14 +113,17 @@ async fn cancel(link: &Link, notification: &Notification) {
     }
 }
 
-/// The child's own message (a request to the client, a notification): to the client, on the
-/// stream of the one request in flight if there is one, else on the standalone stream.
-async fn from_child(message: Message, link: &Link, client: &ServerSender) {
-    let mut outgoing = Outgoing::new(message);
-    if let Some(request) = link.sole_call() {
-        outgoing = outgoing.related_to(request);
-    }
-    if let Err(e) = client.send(outgoing).await {
-        tracing::debug!(error = %e, "a message of the child found no client");
+/// Sends the child's own messages (requests to the client, notifications) to the client until
+/// the link ends: each on the stream of the one request in flight if there is one, else on the
+/// standalone stream.
+async fn forward(mut events: mpsc::Receiver<Message>, link: Link, client: ServerSender) {
+    while let Some(message) = events.recv().await {
+        let mut outgoing = Outgoing::new(message);
+        if let Some(request) = link.sole_call() {
+            outgoing = outgoing.related_to(request);
+        }
+        if let Err(e) = client.send(outgoing).await {
+            tracing::debug!(error = %e, "a message of the child found no client");
+        }
     }
 }
