@@ -1,20 +1,17 @@
-//! The gateway: what every connection of the service shares (the command, the options, the
-//! children alive, the pool), and the service's factory, which hands each connection to the
-//! code of its family.
+//! The gateway, the crate's public face: it builds what the connections share, and the
+//! service whose factory hands each connection to the code of its family.
 
 use std::fmt;
 use std::sync::Arc;
 
-use mcp_jsonrpc::Message;
 use mcp_streamable_server::{Config, Mode, ServerConnection, StreamableHttpService};
 use mcp_transport::Connection as _;
-use tokio::sync::mpsc;
 
-use crate::error::Error;
-use crate::link::Link;
 use crate::options::{Command, Options};
 use crate::pool::Pool;
 use crate::process::Children;
+use crate::shared::Shared;
+use crate::start::Starter;
 use crate::{per_request, session};
 
 /// A stdio MCP server served over Streamable HTTP: one child per session for session-based
@@ -41,32 +38,13 @@ pub struct Gateway {
     shared: Arc<Shared>,
 }
 
-/// What the connections share.
-pub(crate) struct Shared {
-    command: Command,
-    pub(crate) options: Options,
-    children: Children,
-    pub(crate) pool: Pool,
-}
-
-impl Shared {
-    /// Starts a child labelled `label` (its session's id, in the log) and links to it.
-    pub(crate) fn start_child(
-        &self,
-        label: &str,
-    ) -> Result<(Link, mpsc::Receiver<Message>), Error> {
-        let spawned = self.children.spawn(&self.command, label)?;
-        Ok(Link::start(spawned, self.options.max_line(), label))
-    }
-}
-
 impl Gateway {
     /// A gateway running `command` for its clients.
     pub fn new(command: Command, options: Options) -> Self {
+        let children = Children::new(options.grace());
         let shared = Shared {
-            children: Children::new(options.grace()),
+            starter: Starter::new(command, children, options.max_line()),
             pool: Pool::new(options.pool()),
-            command,
             options,
         };
         Gateway {
@@ -90,20 +68,20 @@ impl Gateway {
 
     /// How many children are alive.
     pub fn children(&self) -> usize {
-        self.shared.children.len()
+        self.shared.starter.children.len()
     }
 
     /// Stops every child (SIGTERM to its process group, SIGKILL after the grace) and returns
     /// once all were reaped: at shutdown, after the service.
     pub async fn stop(&self) {
-        self.shared.children.stop_all().await;
+        self.shared.starter.children.stop_all().await;
     }
 
     fn warm_pool(&self) {
         for index in 0..self.shared.pool.len() {
             let shared = Arc::clone(&self.shared);
             tokio::spawn(async move {
-                if let Err(why) = shared.pool.fill(index, &shared).await {
+                if let Err(why) = shared.fill(index).await {
                     tracing::warn!(slot = index, error = %why, "a pool child did not start");
                 }
             });
@@ -114,7 +92,7 @@ impl Gateway {
 impl fmt::Debug for Gateway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gateway")
-            .field("command", &self.shared.command)
+            .field("command", &self.shared.starter.command)
             .field("options", &self.shared.options)
             .field("children", &self.children())
             .finish()

@@ -57,11 +57,19 @@
 //!
 //! # How it is built
 //!
-//! `gateway` (the shared state and the factory) hands each connection to `session` or
-//! `per_request` (with `pool`), which relay through `relay` over a `link` (one child's
-//! JSON-RPC, ids remapped) to a `process` (spawning, process groups, stopping); `options` and
-//! `error` below them all. `bridge` (the `connect` direction) stands apart, on the transport
-//! traits only.
+//! The modules form layers, top to bottom; a module imports from its own layer and those
+//! below it, never from one above:
+//!
+//! 1. `gateway`, `bridge`: the public face, the `serve` direction and the `connect` one (the
+//!    latter on the transport traits only).
+//! 2. `session`, `per_request`: a connection of each family, served.
+//! 3. `shared`: what the connections share.
+//! 4. `pool`, `relay`: the warm children of the per-request clients; one request relayed and
+//!    its answer back.
+//! 5. `start`: a child started and linked to.
+//! 6. `link`: one child's JSON-RPC, ids remapped, its end turned into errors.
+//! 7. `process`: spawning, process groups, stopping, the children alive.
+//! 8. `options`, `error`: the command, the options and defaults; the failures.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod bridge;
@@ -74,6 +82,8 @@ mod pool;
 mod process;
 mod relay;
 mod session;
+mod shared;
+mod start;
 
 pub use crate::bridge::bridge;
 pub use crate::gateway::Gateway;

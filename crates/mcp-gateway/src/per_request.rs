@@ -10,9 +10,9 @@ use mcp_streamable_server::{ProtocolVersion, ServerConnection, ServerSender};
 use mcp_transport::Connection;
 use serde_json::{Value, json};
 
-use crate::gateway::Shared;
 use crate::pool::Warm;
 use crate::relay::{answer, finish, refusal};
+use crate::shared::Shared;
 
 /// The prefix of the `_meta` keys the per-request revision defines.
 const PROTOCOL_META: &str = "io.modelcontextprotocol/";
@@ -23,7 +23,7 @@ pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
     let Ok(Some(Message::Request(request))) = conn.recv().await else {
         return;
     };
-    let warm = match shared.pool.warm(shared).await {
+    let warm = match shared.warm().await {
         Ok(warm) => warm,
         Err(why) => return answer(&client, refusal(&request.id, &why)).await,
     };

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use mcp_jsonrpc::{ErrorObject, Message, Notification, Request, Response, code, to_raw_value};
 use mcp_streamable_server::ProtocolVersion;
@@ -12,8 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 
 use crate::error::Error;
-use crate::gateway::Shared;
 use crate::link::Link;
+use crate::start::Starter;
 
 /// The version a pool child is initialized with: the newest of the session family, which
 /// every stdio server speaks (stdio has no per-request revision). A child that knows only an
@@ -46,21 +47,26 @@ impl Pool {
     }
 
     /// A warm child, the slots taken in turn; a slot whose child is gone gets a new one.
-    pub(crate) async fn warm(&self, shared: &Shared) -> Result<Warm, Error> {
+    pub(crate) async fn warm(&self, starter: &Starter, timeout: Duration) -> Result<Warm, Error> {
         let index = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        self.fill(index, shared).await
+        self.fill(index, starter, timeout).await
     }
 
     /// The child of slot `index`, started and initialized if it has none alive.
-    pub(crate) async fn fill(&self, index: usize, shared: &Shared) -> Result<Warm, Error> {
+    pub(crate) async fn fill(
+        &self,
+        index: usize,
+        starter: &Starter,
+        timeout: Duration,
+    ) -> Result<Warm, Error> {
         let mut slot = self.slots[index].lock().await;
         if let Some(warm) = slot.as_ref().filter(|w| w.link.is_open()) {
             return Ok(warm.clone());
         }
         let label = format!("pool-{index}");
-        let (link, events) = shared.start_child(&label)?;
+        let (link, events) = starter.start(&label)?;
         tokio::spawn(answer_child(link.clone(), events));
-        let initialized = match initialize(&link, shared).await {
+        let initialized = match initialize(&link, timeout).await {
             Ok(result) => result,
             Err(why) => {
                 link.stop().await;
@@ -79,7 +85,7 @@ impl Pool {
 /// The gateway's own `initialize` of a pool child, and `notifications/initialized`; the
 /// child's result. No client capabilities: a per-request client cannot be asked anything
 /// through a child shared with others.
-async fn initialize(link: &Link, shared: &Shared) -> Result<Value, Error> {
+async fn initialize(link: &Link, timeout: Duration) -> Result<Value, Error> {
     let params = json!({
         "protocolVersion": CHILD_VERSION.as_str(),
         "capabilities": {},
@@ -87,7 +93,6 @@ async fn initialize(link: &Link, shared: &Shared) -> Result<Value, Error> {
     });
     let request = Request::new(0, "initialize", to_raw_value(&params).ok());
     let mut call = link.call(request).await?;
-    let timeout = shared.options.timeout();
     let response = loop {
         match tokio::time::timeout(timeout, call.next()).await {
             Ok(Ok(Some(Message::Response(response)))) => break response,

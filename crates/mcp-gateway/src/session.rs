@@ -11,9 +11,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::gateway::Shared;
 use crate::link::Link;
 use crate::relay::{answer, conclude, refusal, relay};
+use crate::shared::Shared;
 
 /// Runs one session; returns when it is over and its child is gone.
 pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
