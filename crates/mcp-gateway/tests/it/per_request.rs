@@ -112,3 +112,34 @@ async fn discovery_is_answered_from_the_childs_initialize() {
     );
     gateway.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_clients_sharing_a_child_goes_to_each_under_its_own_token() {
+    let gateway = Running::child("normal").await;
+    let mut tasks = Vec::new();
+    for steps in [2, 3] {
+        let url = gateway.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = connect(&url, Family::PerRequest).await;
+            // Both clients pick the same token; the child sees two of the gateway's.
+            let params = json!({"name": "progress", "arguments": {"steps": steps}, "_meta": {"progressToken": "t"}});
+            let request = Request::new(1, "tools/call", to_raw_value(&params).ok());
+            let (response, others) = ask(&mut conn, request).await;
+            assert_eq!(text(&response), "done");
+            let progress: Vec<_> = others
+                .iter()
+                .filter_map(|m| match m {
+                    mcp_jsonrpc::Message::Notification(n) => n.parse_params::<serde_json::Value>().ok(),
+                    _ => None,
+                })
+                .map(|p| (p["progressToken"].clone(), p["progress"].clone()))
+                .collect();
+            let expected: Vec<_> = (1..=steps).map(|n| (json!("t"), json!(n))).collect();
+            assert_eq!(progress, expected);
+        }));
+    }
+    for task in tasks {
+        within(task).await.unwrap();
+    }
+    gateway.shutdown().await;
+}
