@@ -54,11 +54,12 @@ async fn relay(
     };
     let timeout = shared.options.timeout();
     let answered = tokio::select! {
-        response = finish(&mut call, &id, client, timeout) => Some(response),
+        finished = finish(&mut call, &id, client, timeout) => Some(finished),
         () = left(conn) => None,
     };
     match answered {
-        Some(response) => response,
+        Some(Ok(response)) => response,
+        Some(Err(why)) => Some(refusal(&id, &why)),
         None => {
             call.cancel("the client closed its stream").await;
             None

@@ -9,7 +9,7 @@ use mcp_transport::{Connection, Outgoing, Sender};
 use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::link::Link;
 use crate::relay::{answer, conclude, refusal, relay};
@@ -30,28 +30,29 @@ pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
             return answer(&client, refusal(&initialize.id, &why)).await;
         }
     };
-    relay(&link, initialize, &client, shared.options.timeout()).await;
-    if link.is_open() {
-        run(&mut conn, &client, &link, events, shared).await;
+    // The child's own messages go to the client on a task of their own from the start: a
+    // write to the child that waits (its stdin full) must not stop its stdout from being read,
+    // or a child that writes before it reads would wait on the gateway as the gateway on it.
+    let forwarder = tokio::spawn(forward(events, link.clone(), client.clone()));
+    let timeout = shared.options.timeout();
+    match relay(&link, initialize, &client, timeout).await {
+        Ok(()) => run(&mut conn, &client, &link, forwarder, shared).await,
+        Err(why) => tracing::warn!(mcp.session.id = %label, error = %why, "initialize failed"),
     }
     link.stop().await;
     tracing::debug!(mcp.session.id = %label, "session over, child stopped");
 }
 
-/// Relays the session's messages both ways until the session or the child ends.
-///
-/// The child's own messages go to the client on a task of their own: a write to the child
-/// that waits (its stdin full) must not stop its stdout from being read, or a child that
-/// writes before it reads would wait on the gateway as the gateway waits on it.
+/// Relays the session's messages both ways until the session or the child (whose messages
+/// `forwarder` relays) ends.
 async fn run(
     conn: &mut ServerConnection,
     client: &ServerSender,
     link: &Link,
-    events: mpsc::Receiver<Message>,
+    mut forwarder: JoinHandle<()>,
     shared: &Shared,
 ) {
     let mut calls = JoinSet::new();
-    let mut forwarder = tokio::spawn(forward(events, link.clone(), client.clone()));
     loop {
         tokio::select! {
             message = conn.recv() => match message {

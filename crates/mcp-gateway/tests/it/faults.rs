@@ -33,6 +33,8 @@ async fn a_child_that_never_answers_gets_the_request_timeout() {
         error_message(&init),
         "the stdio server did not answer within 500ms"
     );
+    // A child that never answered its `initialize` is stopped (the pool's too, likewise).
+    until(|| gateway.gateway.children() == 0).await;
     gateway.shutdown().await;
 }
 
