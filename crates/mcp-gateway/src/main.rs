@@ -1,0 +1,188 @@
+//! `mcp-gateway`: a stdio MCP server served over Streamable HTTP.
+//!
+//! ```text
+//! mcp-gateway serve --addr 127.0.0.1:8080 -- python3 server.py
+//! mcp-gateway connect http://127.0.0.1:8080/mcp --header 'X-Api-Key: secret'
+//! ```
+//!
+//! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP
+//! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
+//! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
+//!
+//! `connect` offers the Streamable HTTP server at URL on its stdin and stdout, for a host that
+//! runs stdio servers only: either protocol family (found out from the first request), streams
+//! resumed, every `--header` sent with each request. It ends when stdin ends (closing the
+//! session with DELETE) or the server goes; it logs on stderr, never on stdout.
+//! The library's docs (`mcp_gateway`) say what it does and why each default is what it is.
+
+use std::ffi::OsString;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser as _;
+use clap::builder::BoolishValueParser;
+use mcp_gateway::{
+    Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options,
+};
+use mcp_streamable_client::Client;
+use mcp_streamable_server::serve::{self as http, terminated};
+use mcp_streamable_server::{Config, InMemoryEventStore};
+use mcp_transport::Transport as _;
+use mcp_transport::stdio::Stdio;
+
+/// Where the gateway listens unless told: loopback, so that trying it exposes nothing.
+const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+/// A gateway between stdio MCP servers and Streamable HTTP. Every flag can also be set by the
+/// environment variable shown beside it, a flag given on the command line winning.
+#[derive(Debug, clap::Parser)]
+#[command(name = "mcp-gateway", version)]
+struct Cli {
+    #[command(subcommand)]
+    direction: Direction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Direction {
+    /// Serves a stdio MCP server over Streamable HTTP: one child per session (started on
+    /// `initialize`, stopped when the session ends), a warm pool for per-request (2026-07-28)
+    /// clients. A child that dies ends its session; there is no silent restart.
+    Serve(ServeArgs),
+    /// Offers a Streamable HTTP server on stdin and stdout, for hosts that run stdio servers
+    /// only.
+    Connect(ConnectArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ConnectArgs {
+    /// The server's MCP endpoint, `http://` or `https://`.
+    #[arg(env = "MCP_URL")]
+    url: String,
+    /// A header sent with every request, `NAME: VALUE` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
+    headers: Vec<(String, String)>,
+}
+
+fn header(value: &str) -> Result<(String, String), String> {
+    let (name, value) = value.split_once(':').ok_or("NAME: VALUE")?;
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Where to listen; port 0 picks a free one.
+    #[arg(long, env = "MCP_ADDR", default_value_t = ADDR)]
+    addr: SocketAddr,
+    /// Sessions, so children of sessions, at most.
+    #[arg(long, env = "MCP_MAX_SESSIONS", default_value_t = DEFAULT_MAX_CHILDREN)]
+    max_sessions: usize,
+    /// Seconds a session may stay idle before it ends and its child is stopped [default: 600].
+    #[arg(long, env = "MCP_IDLE_TIMEOUT", value_name = "SECS", value_parser = seconds)]
+    idle_timeout: Option<Duration>,
+    /// Warm children serving per-request (2026-07-28) clients.
+    #[arg(long, env = "MCP_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE)]
+    pool_size: usize,
+    /// Seconds a request waits for its child's answer before it gets an error [default: 300].
+    #[arg(long, env = "MCP_REQUEST_TIMEOUT", value_name = "SECS", value_parser = seconds)]
+    request_timeout: Option<Duration>,
+    /// The longest line a child may write on stdout, in bytes; a longer one ends its session.
+    #[arg(long, env = "MCP_MAX_MESSAGE_SIZE", default_value_t = DEFAULT_MAX_MESSAGE_SIZE)]
+    max_message_size: usize,
+    /// Seconds a child has to exit after SIGTERM before its process group is killed
+    /// [default: 5].
+    #[arg(long, env = "MCP_STOP_GRACE", value_name = "SECS", value_parser = seconds)]
+    stop_grace: Option<Duration>,
+    /// Streams not resumable: no event store (by default a client that lost a stream gets
+    /// what it missed, from memory, 1 MiB per session at most).
+    #[arg(long, env = "MCP_NO_EVENT_STORE", value_parser = BoolishValueParser::new())]
+    no_event_store: bool,
+    /// The stdio MCP server to run, after `--`: its program and arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+fn seconds(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "seconds, above 0".to_owned())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp-gateway: no runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ran = match cli.direction {
+        Direction::Serve(args) => runtime.block_on(serve(args)),
+        Direction::Connect(args) => runtime.block_on(connect(args)),
+    };
+    match ran {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut builder = Client::builder(&args.url);
+    for (name, value) in args.headers {
+        builder = builder.header(name, value);
+    }
+    let remote = builder.build()?.connect().await?;
+    let local = Stdio::new().connect().await?;
+    mcp_gateway::bridge(local, remote).await?;
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let command = Command::new(program).args(rest);
+    let options = Options::default()
+        .pool_size(args.pool_size)
+        .request_timeout(args.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
+        .max_message_size(args.max_message_size)
+        .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
+    let mut config = Config::default()
+        .max_sessions(args.max_sessions)
+        .idle_timeout(args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT));
+    if !args.no_event_store {
+        config = config.event_store(InMemoryEventStore::default());
+    }
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let gateway = Gateway::new(command, options);
+    let service = gateway.service(config);
+    http::Options::default()
+        .path("/mcp")
+        .health_paths("/livez", "/readyz")
+        .serve(listener, service, terminated())
+        .await;
+    tracing::info!(
+        children = gateway.children(),
+        "shutting down: stopping children"
+    );
+    gateway.stop().await;
+    Ok(())
+}

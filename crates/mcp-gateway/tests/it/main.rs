@@ -1,0 +1,12 @@
+//! Integration tests of `mcp-gateway`: the gateway in front of a small stdio server
+//! (`tests/children/server.py`, run by python3), driven over HTTP on loopback by our client,
+//! in both families; and its faults, each a test.
+
+mod bounds;
+mod connect;
+mod faults;
+mod harness;
+mod log;
+mod per_request;
+mod session;
+mod shutdown;
