@@ -39,7 +39,11 @@ impl Shared {
             .clone()
             .unwrap_or_else(crate::core::telemetry::Telemetry::global);
         #[cfg(feature = "otel")]
-        crate::core::telemetry::store::measure(&mut config, &telemetry);
+        crate::core::telemetry::store::measure(
+            &mut config.event_store,
+            &mut config.session_store,
+            &telemetry,
+        );
         let shared = Shared {
             #[cfg(feature = "otel")]
             telemetry,

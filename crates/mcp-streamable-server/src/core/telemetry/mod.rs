@@ -23,6 +23,12 @@ pub const DURATION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
+/// The bucket boundaries, in seconds, of `mcp.server.store.duration`: from 100 µs (a store in
+/// memory) to 5 s (a remote one failing over).
+pub(crate) const STORE_BUCKETS: [f64; 14] = [
+    0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0,
+];
+
 /// Where a service sends its spans and metrics (feature `otel`): a tracer and a meter, from the
 /// providers an application installed. A library installs no exporter: without providers
 /// (OpenTelemetry's no-op ones), recording costs a few calls that do nothing.
@@ -159,7 +165,7 @@ impl Telemetry {
                         "Duration of the calls of the event store and the session store, by \
                          operation (mcp.store.operation), with error.type when the store failed",
                     )
-                    .with_boundaries(store::STORE_BUCKETS.to_vec())
+                    .with_boundaries(STORE_BUCKETS.to_vec())
                     .build(),
                 store_failures: count(
                     "mcp.server.store.failed",

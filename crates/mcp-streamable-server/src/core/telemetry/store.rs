@@ -16,12 +16,6 @@ use crate::core::store::session_store::{SessionRecord, SessionStore};
 use crate::core::telemetry::Telemetry;
 use crate::protocol::ProtocolVersion;
 
-/// The bucket boundaries, in seconds, of `mcp.server.store.duration`: from 100 µs (a store in
-/// memory) to 5 s (a remote one failing over).
-pub(crate) const STORE_BUCKETS: [f64; 14] = [
-    0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0,
-];
-
 /// The `error.type` of a store call that failed.
 const FAILED: &str = "store_error";
 
@@ -174,12 +168,17 @@ impl<S: SessionStore + ?Sized> SessionStore for Measured<S> {
     }
 }
 
-/// Wraps the stores `config` was given, once, so that every call of them is measured.
-pub(crate) fn measure(config: &mut crate::core::config::Config, telemetry: &Telemetry) {
-    if let Some(store) = config.event_store.take() {
-        config.event_store = Some(Arc::new(Measured::new(store, telemetry)));
+/// Wraps the stores a service was given (its config's), once, so that every call of them is
+/// measured.
+pub(crate) fn measure(
+    event_store: &mut Option<Arc<dyn EventStore>>,
+    session_store: &mut Option<Arc<dyn SessionStore>>,
+    telemetry: &Telemetry,
+) {
+    if let Some(store) = event_store.take() {
+        *event_store = Some(Arc::new(Measured::new(store, telemetry)));
     }
-    if let Some(store) = config.session_store.take() {
-        config.session_store = Some(Arc::new(Measured::new(store, telemetry)));
+    if let Some(store) = session_store.take() {
+        *session_store = Some(Arc::new(Measured::new(store, telemetry)));
     }
 }
