@@ -53,20 +53,27 @@ async fn run(
     shared: &Shared,
 ) {
     let mut calls = JoinSet::new();
+    // Whether the forwarder ended (the child's stdout did): its handle must not be polled again.
+    let mut forwarded = false;
     loop {
         tokio::select! {
             message = conn.recv() => match message {
                 Ok(Some(message)) => from_client(message, link, client, &mut calls, shared).await,
                 _ => break,
             },
-            _ = &mut forwarder => break,
+            _ = &mut forwarder => {
+                forwarded = true;
+                break;
+            }
             Some(_) = calls.join_next(), if !calls.is_empty() => {}
         }
     }
     // The calls still waiting end with the child (their errors sent while the session lasts):
     // stop it, then let them finish.
     link.stop().await;
-    let _ = forwarder.await;
+    if !forwarded {
+        let _ = forwarder.await;
+    }
     while calls.join_next().await.is_some() {}
 }
 
