@@ -63,9 +63,15 @@ fn adopt_session(inner: &Inner, response: &Response<Body>) -> SessionHeaders {
     let id = response.headers().get(MCP_SESSION_ID).cloned();
     tracing::debug!(session_id = ?id, "session started");
     let mut session = inner.session();
+    #[cfg(feature = "otel")]
+    let before = session.headers.version.clone();
     session.headers.id = id;
     session.mode = Mode::Streamable;
-    session.headers.clone()
+    let headers = session.headers.clone();
+    drop(session);
+    #[cfg(feature = "otel")]
+    inner.session_began(before.as_ref().and_then(|v| v.to_str().ok()));
+    headers
 }
 
 /// Sends any message other than `initialize`, in the current session.
