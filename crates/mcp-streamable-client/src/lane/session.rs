@@ -92,7 +92,13 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
             // Boxed, as rare: its state would enlarge every message's.
             Box::pin(post_in_new_session(inner, &session, e, body)).await?
         }
-        Err(e) => return Err(e),
+        Err(e) => {
+            #[cfg(feature = "otel")]
+            if e.is_session_expired() {
+                inner.session_expired();
+            }
+            return Err(e);
+        }
     };
     let initialized = match &message {
         Message::Notification(n) if n.method == INITIALIZED => {

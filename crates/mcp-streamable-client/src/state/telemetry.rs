@@ -57,6 +57,13 @@ impl Inner {
         self.life.begin(&self.operations.telemetry, before);
     }
 
+    /// The server said the session expired (404), and no new one replaces it.
+    pub(crate) fn session_expired(&self) {
+        let version = self.placement().version;
+        self.life
+            .end(&self.operations.telemetry, version.as_deref());
+    }
+
     /// The connection closed: its requests in flight and its session end.
     pub(crate) fn ended(&self) {
         let placement = self.placement();

@@ -15,9 +15,10 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value as Json, json};
 
+use crate::fake::{self, Fake};
 use crate::our_server::serve;
 use crate::over::Wire;
-use crate::{connect, handshake, recv_response, send};
+use crate::{builder, connect, handshake, recv_response, request, send};
 
 /// Where one side's telemetry went.
 struct Recorded {
@@ -308,4 +309,33 @@ async fn c12_errors_tool_errors_and_cancellations_set_error_type_and_durations_a
         attr(&sessions[0].0, "mcp.protocol.version").as_deref(),
         Some("2025-06-18")
     );
+}
+
+#[tokio::test]
+async fn c12_an_expired_session_ends_its_duration_and_its_failed_request_says_404() {
+    let client = Recorded::new();
+    let server = Fake::start(|req| async move {
+        if req.is_post("tools/list") {
+            return fake::status(404, "session not found");
+        }
+        fake::standard(&req)
+    })
+    .await;
+    let builder = builder(&server.url)
+        .standalone_stream(false)
+        .telemetry(client.client());
+    let mut conn = connect(builder).await;
+    handshake(&mut conn).await;
+    let err = send(&conn, request(2, "tools/list")).await.unwrap_err();
+    assert!(crate::cause(&err).is_session_expired());
+
+    let span = client.span("tools/list", SpanKind::Client);
+    assert_eq!(attr(&span.attributes, "error.type").as_deref(), Some("404"));
+    assert!(matches!(span.status, Status::Error { .. }));
+    // Ended by the 404, before the connection closes.
+    let sessions = client.points("mcp.client.session.duration");
+    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
+    conn.close().await.unwrap();
+    let sessions = client.points("mcp.client.session.duration");
+    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
 }
