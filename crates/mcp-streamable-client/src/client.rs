@@ -157,6 +157,8 @@ impl ClientBuilder {
                     &serde_json::json!({}),
                 )
                 .expect("the default identity is valid"),
+                #[cfg(feature = "otel")]
+                telemetry: crate::telemetry::Telemetry::global(),
             },
             client_name: DEFAULT_CLIENT_NAME.to_owned(),
             client_version: DEFAULT_CLIENT_VERSION.to_owned(),
@@ -306,6 +308,18 @@ impl ClientBuilder {
     #[cfg(feature = "rustls")]
     pub fn tls_config(mut self, config: rustls::ClientConfig) -> Self {
         self.tls = Some(config);
+        self
+    }
+
+    /// Where the client's spans and metrics go (feature `otel`): by default the global
+    /// providers as they were when [`Client::builder`] was called ([`Telemetry::global`]).
+    /// Every request gets a span `mcp.client` and a `mcp.client.operation.duration`, and
+    /// carries its span's context in `params._meta` (SPEC.md C12).
+    ///
+    /// [`Telemetry::global`]: crate::telemetry::Telemetry::global
+    #[cfg(feature = "otel")]
+    pub fn telemetry(mut self, telemetry: crate::telemetry::Telemetry) -> Self {
+        self.config.telemetry = telemetry;
         self
     }
 

@@ -79,13 +79,16 @@ pub(crate) struct Config {
     pub(crate) family: Family,
     /// Who the client says it is, in `_meta` and in the transport's own `initialize` (M7).
     pub(crate) identity: Identity,
+    /// Where spans and metrics go (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: crate::telemetry::Telemetry,
 }
 
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Header values may hold credentials: list only their names.
-        f.debug_struct("Config")
-            .field("url", &self.url)
+        let mut d = f.debug_struct("Config");
+        d.field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("auth", &self.auth.is_some())
             .field("connect_timeout", &self.connect_timeout)
@@ -99,7 +102,9 @@ impl fmt::Debug for Config {
             .field("legacy_fallback", &self.legacy_fallback)
             .field("http2_prior_knowledge", &self.http2_prior_knowledge)
             .field("family", &self.family)
-            .field("identity", &self.identity)
-            .finish()
+            .field("identity", &self.identity);
+        #[cfg(feature = "otel")]
+        d.field("telemetry", &self.telemetry);
+        d.finish()
     }
 }

@@ -19,6 +19,8 @@ use crate::state::{Found, Inner};
 /// Sends `message` in its lane; resolves once the server accepted it, or the connection
 /// closed.
 pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Error> {
+    #[cfg(feature = "otel")]
+    let message = observe(inner, message);
     let span = tracing::debug_span!(
         "mcp.request",
         method = message.method().unwrap_or("response"),
@@ -40,6 +42,8 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
     if let Some(id) = &list {
         inner.tools().expect_list(id);
     }
+    #[cfg(feature = "otel")]
+    let request = message.request_id().cloned();
     let mut shutdown = inner.shutdown_signal();
     let work = async {
         if goes_in_session(inner, &message) {
@@ -58,7 +62,40 @@ pub(crate) async fn send(inner: &Arc<Inner>, message: Message) -> Result<(), Err
     if let (Some(id), Err(_)) = (&list, &result) {
         inner.tools().forget_list(id);
     }
+    #[cfg(feature = "otel")]
+    if let (Some(id), Err(e)) = (&request, &result) {
+        inner.failed(id, &failure_kind(e));
+    }
     result
+}
+
+/// Begins the span of `message`, whose context goes into its `_meta`; a cancellation ends
+/// the span of the request it names.
+#[cfg(feature = "otel")]
+fn observe(inner: &Inner, mut message: Message) -> Message {
+    if let Message::Notification(n) = &message
+        && let Some(id) = shape::cancelled_request(n)
+    {
+        inner.failed(&id, crate::telemetry::operation::CANCELLED);
+    }
+    let declared = match &message {
+        Message::Request(r) => shape::declared_version(r.params.as_deref()),
+        Message::Notification(n) => shape::declared_version(n.params.as_deref()),
+        Message::Response(_) => None,
+    };
+    inner.began(&mut message, declared);
+    message
+}
+
+/// The `error.type` of a request whose send failed: the HTTP status, else what went wrong.
+#[cfg(feature = "otel")]
+fn failure_kind(error: &Error) -> String {
+    match error.status() {
+        Some(status) => status.as_str().to_owned(),
+        None if error.is_timeout() => "timeout".to_owned(),
+        None if error.is_closed() => crate::telemetry::operation::CANCELLED.to_owned(),
+        None => "transport".to_owned(),
+    }
 }
 
 /// Whether `message` is a request or a response that goes in the connection's running session,

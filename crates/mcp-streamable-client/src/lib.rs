@@ -130,8 +130,9 @@
 //! 6. `wire`: the HTTP layer, one request on the wire, the pool, stale connections, which HTTP
 //!    an `https` endpoint chose.
 //! 7. `config`: the configuration every layer reads, and [`Family`].
-//! 8. `shape`, `headers`, `reconnect`, `auth`: the shaping of per-request messages, header
-//!    values, the reconnection policy, authorization.
+//! 8. `shape`, `headers`, `reconnect`, `auth`, `telemetry`: the shaping of per-request
+//!    messages, header values, the reconnection policy, authorization, the OpenTelemetry spans
+//!    and metrics (feature `otel`).
 //! 9. `error`: the error of the crate.
 //!
 //! The protocol's vocabulary (versions, header names, `_meta` keys, error codes) is the
@@ -145,6 +146,10 @@
 //! - `rustls` (default): `https` through rustls with the ring provider, trusting the
 //!   platform's roots, or the webpki roots where the platform has none
 //!   ([`ClientBuilder::tls_config`] for others).
+//! - `otel`: OpenTelemetry spans (`mcp.client`, kind CLIENT) and metrics
+//!   (`mcp.client.operation.duration`, `mcp.client.session.duration`) by the MCP semantic
+//!   conventions, and the trace context of each request in its `params._meta` (C12;
+//!   `Telemetry`, `ClientBuilder::telemetry`).
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod auth;
@@ -159,6 +164,8 @@ mod read;
 mod reconnect;
 mod shape;
 mod state;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod wire;
 
 pub use auth::{AuthContext, AuthFuture, AuthProvider, ProofContext};
@@ -173,6 +180,8 @@ pub use reconnect::{
     DEFAULT_FACTOR, DEFAULT_INITIAL_DELAY, DEFAULT_MAX_DELAY, DEFAULT_MAX_RETRIES, ReconnectPolicy,
 };
 pub use state::LOST_RESPONSE_CODE;
+#[cfg(feature = "otel")]
+pub use telemetry::Telemetry;
 
 /// The README's example, run as a doc test.
 #[cfg(doctest)]

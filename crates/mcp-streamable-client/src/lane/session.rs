@@ -63,9 +63,15 @@ fn adopt_session(inner: &Inner, response: &Response<Body>) -> SessionHeaders {
     let id = response.headers().get(MCP_SESSION_ID).cloned();
     tracing::debug!(session_id = ?id, "session started");
     let mut session = inner.session();
+    #[cfg(feature = "otel")]
+    let before = session.headers.version.clone();
     session.headers.id = id;
     session.mode = Mode::Streamable;
-    session.headers.clone()
+    let headers = session.headers.clone();
+    drop(session);
+    #[cfg(feature = "otel")]
+    inner.session_began(before.as_ref().and_then(|v| v.to_str().ok()));
+    headers
 }
 
 /// Sends any message other than `initialize`, in the current session.
@@ -86,7 +92,13 @@ pub(crate) async fn in_session(inner: &Arc<Inner>, message: Message) -> Result<(
             // Boxed, as rare: its state would enlarge every message's.
             Box::pin(post_in_new_session(inner, &session, e, body)).await?
         }
-        Err(e) => return Err(e),
+        Err(e) => {
+            #[cfg(feature = "otel")]
+            if e.is_session_expired() {
+                inner.session_expired();
+            }
+            return Err(e);
+        }
     };
     let initialized = match &message {
         Message::Notification(n) if n.method == INITIALIZED => {

@@ -5,6 +5,8 @@
 mod discovery;
 mod in_flight;
 mod session;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod tools;
 
 use std::collections::HashMap;
@@ -64,6 +66,12 @@ pub(crate) struct Inner {
     /// The callers waiting for the responses to their requests, by request id, which `recv`
     /// does not see.
     callers: Mutex<HashMap<Id, oneshot::Sender<Response>>>,
+    /// The spans and durations of the requests in flight.
+    #[cfg(feature = "otel")]
+    operations: crate::telemetry::operation::Operations,
+    /// The life of the session, for `mcp.client.session.duration`.
+    #[cfg(feature = "otel")]
+    life: crate::telemetry::SessionLife,
 }
 
 impl fmt::Debug for Inner {
@@ -86,6 +94,9 @@ impl Inner {
         discovery: Arc<Discovery>,
     ) -> (Inner, mpsc::Receiver<Delivery>) {
         let (inbox, rx) = mpsc::channel(INBOX_CAPACITY);
+        #[cfg(feature = "otel")]
+        let operations =
+            crate::telemetry::operation::Operations::new(&http.config.telemetry, &http.config.url);
         let inner = Inner {
             http,
             discovery,
@@ -98,6 +109,10 @@ impl Inner {
             closed: AtomicBool::new(false),
             standalone: Mutex::new(None),
             callers: Mutex::default(),
+            #[cfg(feature = "otel")]
+            operations,
+            #[cfg(feature = "otel")]
+            life: crate::telemetry::SessionLife::default(),
         };
         (inner, rx)
     }
@@ -137,6 +152,8 @@ impl Inner {
     pub(crate) fn deliver(&self, item: Delivery) -> impl Future<Output = bool> + Send + '_ {
         let item = match item {
             Ok(Message::Response(response)) => {
+                #[cfg(feature = "otel")]
+                self.answered(&response);
                 let response = self.learn_tools(response);
                 match self.caller_of(&response) {
                     Some(caller) => {
@@ -204,6 +221,10 @@ impl Inner {
     pub(crate) fn terminate(&self) -> bool {
         let first = !self.closed.swap(true, Ordering::AcqRel);
         self.shutdown.send_replace(true);
+        #[cfg(feature = "otel")]
+        if first {
+            self.ended();
+        }
         if let Some(task) = lock(&self.standalone).take() {
             task.abort();
         }

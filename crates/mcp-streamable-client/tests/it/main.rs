@@ -6,6 +6,8 @@ mod errors;
 mod fake;
 mod legacy;
 mod modern;
+#[cfg(feature = "otel")]
+mod otel;
 mod our_server;
 mod over;
 mod params;
