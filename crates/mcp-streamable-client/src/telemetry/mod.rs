@@ -17,12 +17,7 @@ use opentelemetry::metrics::{Histogram, Meter, MeterProvider};
 use opentelemetry::trace::{Tracer, TracerProvider};
 use opentelemetry::{InstrumentationScope, KeyValue};
 
-/// The bucket boundaries, in seconds, of the two duration histograms: the ones the MCP
-/// semantic conventions advise (from 10 ms to 5 minutes, for calls from a ping to a long tool),
-/// the server's too.
-const DURATION_BUCKETS: [f64; 14] = [
-    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
-];
+use mcp_streamable_protocol::telemetry::DURATION_BUCKETS;
 
 /// Where a client sends its spans and metrics (feature `otel`): a tracer and a meter, from the
 /// providers an application installed. A library installs no exporter: without providers

@@ -17,11 +17,9 @@ use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider, UpDownCou
 use opentelemetry::trace::{Span, Tracer, TracerProvider};
 use opentelemetry::{InstrumentationScope, KeyValue};
 
-/// The bucket boundaries, in seconds, of the two duration histograms: the ones the MCP
-/// semantic conventions advise (from 10 ms to 5 minutes, for calls from a ping to a long tool).
-pub const DURATION_BUCKETS: [f64; 14] = [
-    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
-];
+/// The bucket boundaries, in seconds, of the duration histograms: the MCP semantic
+/// conventions' (from 10 ms to 5 minutes), shared with the client.
+pub use mcp_streamable_protocol::telemetry::DURATION_BUCKETS;
 
 /// The bucket boundaries, in seconds, of `mcp.server.store.duration`: from 100 µs (a store in
 /// memory) to 5 s (a remote one failing over).
