@@ -215,12 +215,14 @@ async fn serve_named(
     for _ in 0..TRIES {
         let body = posted.as_ref().map(|p| &p.body);
         match remote::reach(server, nodes, &mut ask, body).await? {
-            Reached::Here(session) => match serve(&session, &mut posted, version, None).await {
-                Err(Tried::Elsewhere) => {}
-                Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
-                Err(Tried::Refused(reject)) => return Err(reject),
-                Ok(response) => return Ok(response),
-            },
+            Reached::Here(session) => {
+                match serve_reached(&session, &mut posted, version, &ask).await {
+                    Err(Tried::Elsewhere) => {}
+                    Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
+                    Err(Tried::Refused(reject)) => return Err(reject),
+                    Ok(response) => return Ok(response),
+                }
+            }
             Reached::There(answer) => {
                 let body = posted.take().map(|p| p.body);
                 return Ok(relay::post(server, ask, answer, body.as_ref()).await);
@@ -342,6 +344,22 @@ async fn serve(
     requested: Option<ProtocolVersion>,
 ) -> Result<Response<ResponseBody>, Tried> {
     let opened = open(session, posted, version, requested, None, 0)
+        .instrument(session.span.clone())
+        .await?;
+    Ok(respond(session, opened, false).await?)
+}
+
+/// [`serve`] for a POST that went looking for its session's holder (N9) and found it here
+/// (taken over, or back): once sent to a holder, under its forward's id, so that what that
+/// holder began is not run again here but given from its stream.
+async fn serve_reached(
+    session: &Arc<Session>,
+    posted: &mut Option<Posted>,
+    version: Option<ProtocolVersion>,
+    ask: &Ask,
+) -> Result<Response<ResponseBody>, Tried> {
+    let forward = ask.sent.then_some(ask.id.as_str());
+    let opened = open(session, posted, version, None, forward, 0)
         .instrument(session.span.clone())
         .await?;
     Ok(respond(session, opened, false).await?)

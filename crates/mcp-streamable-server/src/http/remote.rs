@@ -57,6 +57,10 @@ pub(crate) struct Ask {
     pub(crate) last_event_id: Option<EventId>,
     /// A forwarded POST sent again: the last event of its stream the asking node has.
     pub(crate) after: Option<EventId>,
+    /// Whether it was sent to a holder at least once: its answer may not have come although
+    /// the holder began it, so if it is served here after all (the session taken over), it is
+    /// served under its id, which the store begins once (N9).
+    pub(crate) sent: bool,
 }
 
 impl Ask {
@@ -75,6 +79,7 @@ impl Ask {
             id: uuid::Uuid::new_v4().simple().to_string(),
             last_event_id: None,
             after: None,
+            sent: false,
         }
     }
 }
@@ -114,6 +119,7 @@ pub(crate) async fn reach(
         {
             ask.body = Bytes::from(body.to_vec());
         }
+        ask.sent = true;
         let sent = send(nodes, &target, ask).await;
         #[cfg(feature = "otel")]
         server.shared.telemetry.forwarded(

@@ -14,8 +14,12 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// How long a node may take to print its address.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -215,6 +219,9 @@ pub(crate) fn free_port() -> u16 {
 pub(crate) struct Cutter {
     pub(crate) addr: SocketAddr,
     connections: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// While set, what the node sends back is dropped: its peers' requests reach it, its
+    /// answers never come, as on a link that fails one way.
+    muted: Arc<AtomicBool>,
 }
 
 impl Cutter {
@@ -224,16 +231,18 @@ impl Cutter {
         let cutter = Arc::new(Cutter {
             addr: listener.local_addr().unwrap(),
             connections: Mutex::new(Vec::new()),
+            muted: Arc::new(AtomicBool::new(false)),
         });
         let weak = Arc::downgrade(&cutter);
         tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
+            while let Ok((inbound, _)) = listener.accept().await {
                 let Some(cutter) = weak.upgrade() else {
                     return;
                 };
+                let muted = Arc::clone(&cutter.muted);
                 let task = tokio::spawn(async move {
-                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    if let Ok(outbound) = tokio::net::TcpStream::connect(target).await {
+                        pass(inbound, outbound, &muted).await;
                     }
                 });
                 let mut connections = cutter.connections.lock().unwrap();
@@ -242,6 +251,11 @@ impl Cutter {
             }
         });
         cutter
+    }
+
+    /// From now on, drops whatever the node sends back.
+    pub(crate) fn mute(&self) {
+        self.muted.store(true, Ordering::SeqCst);
     }
 
     /// Cuts every connection through it now; returns how many there were.
@@ -253,6 +267,27 @@ impl Cutter {
         }
         live
     }
+}
+
+/// Passes bytes both ways between `inbound` and `outbound` until either ends, dropping those
+/// coming back while `muted`.
+async fn pass(inbound: TcpStream, outbound: TcpStream, muted: &AtomicBool) {
+    let (mut from_peer, mut to_peer) = inbound.into_split();
+    let (mut from_node, mut to_node) = outbound.into_split();
+    let up = async {
+        let _ = tokio::io::copy(&mut from_peer, &mut to_node).await;
+        let _ = to_node.shutdown().await;
+    };
+    let down = async {
+        let mut buf = vec![0; 16 * 1024];
+        while let Ok(n @ 1..) = from_node.read(&mut buf).await {
+            if !muted.load(Ordering::SeqCst) && to_peer.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_peer.shutdown().await;
+    };
+    tokio::join!(up, down);
 }
 
 /// Node `name` on `redis`, its peers reaching it through a [`Cutter`] of its own.

@@ -9,7 +9,7 @@ use mcp_streamable_redis::testing::RedisServer;
 use serde_json::json;
 
 use super::http::{WAIT, call, call_within, initialize};
-use super::{Node, PAST_THE_LEASE, Scratch};
+use super::{Node, PAST_THE_LEASE, Scratch, cut_node};
 
 /// Two nodes on one Redis, `a` and `b`, with `extra` arguments.
 fn two_nodes(scratch: &Scratch, redis: &RedisServer, extra: &[&str]) -> (Node, Node) {
@@ -101,4 +101,51 @@ async fn a_call_forwarded_to_a_paused_holder_runs_once() {
     if answer.text(1).is_some() {
         assert_eq!(runs, 1, "answered, yet it ran {runs} times");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_its_paused_holder_began_is_not_run_again_by_the_node_taking_over() {
+    let scratch = Scratch::new("began");
+    let redis = RedisServer::start().expect("redis-server starts");
+    let (a, cutter) = cut_node(scratch.path(), &redis.url(), "a", &[]).await;
+    let b = Node::start(scratch.path(), &redis.url(), "b", &[]);
+    let sid = initialize(a.addr).await;
+    // a's answers to b never come: b's forward reaches a, which begins the call (it takes 3
+    // s), and b waits for a head that does not come.
+    cutter.mute();
+    let call = tokio::spawn({
+        let (addr, sid) = (b.addr, sid.clone());
+        let arguments = json!({"key": "k1", "delay_ms": 3000});
+        async move { call_within(addr, &sid, 1, "count", arguments, WAIT).await }
+    });
+    let ran = until(Duration::from_secs(10), || {
+        a.executions().contains(&"k1".into())
+    })
+    .await;
+    assert!(ran, "the forward never reached a");
+    // Then a stalls past its lease: b takes the session over.
+    a.pause();
+    let answer = call.await.unwrap();
+    a.resume();
+    assert!(answer.ended, "unanswered: {answer:?}");
+    assert_eq!(a.executions(), ["k1"]);
+    assert!(
+        !b.executions().contains(&"k1".to_owned()),
+        "b ran the call a began: {answer:?}"
+    );
+    // What a began and could not answer is answered with N4's error, from a's stream.
+    let response = answer.response(1).expect("a response to the call");
+    assert_eq!(response["error"]["code"], -32603, "{answer:?}");
+}
+
+/// Whether `ready` turns true within `limit`, looked at every 20 ms.
+async fn until(limit: Duration, ready: impl Fn() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if ready() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    ready()
 }
