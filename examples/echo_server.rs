@@ -7,7 +7,7 @@
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]]
 //!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
 //!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
-//!     [--metrics IP:PORT] [--log-format plain|json]
+//!     [--metrics IP:PORT] [--log-format plain|json] [--request-log]
 //! MCP_ADDR=127.0.0.1:8080 MCP_REDIS=redis://127.0.0.1:6379/ cargo run --example echo_server
 //! ```
 //!
@@ -93,7 +93,7 @@
 //! over OTLP/HTTP, and makes a `traceparent` in a request's `_meta` the parent of its span.
 //! Logs go to stderr, `info` and above unless `RUST_LOG` says otherwise (`RUST_LOG=debug`
 //! shows what the transport does), as plain text or JSON lines (`--log-format`), without
-//! colour codes unless stderr is a terminal.
+//! colour codes unless stderr is a terminal; `--request-log` adds a line for each HTTP request.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

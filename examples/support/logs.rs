@@ -14,6 +14,10 @@ use tracing_subscriber::EnvFilter;
 /// lost), and of OpenTelemetry's own only warnings (it says at `info` that providers were set).
 pub const DEFAULT_FILTER: &str = "info,opentelemetry=warn,opentelemetry_sdk=warn";
 
+/// The server's request log (its events are `debug` under this target), turned on by
+/// `--request-log`.
+const REQUEST_LOG: &str = "mcp_streamable_server::requests=debug";
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 #[non_exhaustive]
@@ -33,14 +37,25 @@ pub struct Logs {
     /// `RUST_LOG` chooses what is logged (`info` unless set).
     #[arg(long, env = "MCP_LOG_FORMAT", value_enum, default_value_t = Format::Plain)]
     pub log_format: Format,
+    /// Logs a line for each HTTP request answered (method, session, JSON-RPC method and id,
+    /// status, refusal, time to the answer's head), whatever `RUST_LOG` says.
+    #[arg(long, env = "MCP_REQUEST_LOG")]
+    pub request_log: bool,
 }
 
 impl Logs {
     /// Installs the process's `tracing` subscriber: stderr, filtered by `RUST_LOG`, in the
     /// format chosen. Call it once, before anything logs.
     pub fn init(self) {
-        let filter =
+        let mut filter =
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+        if self.request_log {
+            filter = filter.add_directive(
+                REQUEST_LOG
+                    .parse()
+                    .expect("the request log's directive parses"),
+            );
+        }
         let ansi = std::io::stderr().is_terminal();
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)

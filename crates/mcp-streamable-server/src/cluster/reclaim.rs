@@ -84,12 +84,12 @@ async fn reclaim(shared: &Shared, cluster: &dyn Cluster) -> bool {
         match cluster.reclaim(&session.id, fence).await {
             Ok(Some(fence)) => {
                 session.set_fence(fence);
-                tracing::info!(parent: &session.span, "session claimed again after this node's lease lapsed");
+                tracing::info!(parent: &session.span, session_id = %session.id, "session claimed again after this node's lease lapsed");
             }
             Ok(None) => session.step_down(),
             Err(err) => {
                 answered = false;
-                tracing::warn!(parent: &session.span, error = %err, "could not claim the session again; trying again");
+                tracing::warn!(parent: &session.span, session_id = %session.id, error = %err, "could not claim the session again; trying again");
             }
         }
     }

@@ -49,7 +49,7 @@ impl Shared {
             evicted.close(Ending::Abort).await;
         }
         if let Err(err) = self.record(&session, record).await {
-            tracing::error!(parent: &session.span, error = %err, "the shared records failed: session not started");
+            tracing::error!(parent: &session.span, session_id = %session.id, error = %err, "the shared records failed: session not started");
             self.sessions.remove(&session);
             return Err(Error::shared_store(err));
         }
@@ -116,7 +116,7 @@ impl Shared {
             return Err(Error::SessionNotFound);
         };
         if !session.is_owned_by(owner.map(SessionOwner::as_str)) {
-            tracing::warn!(parent: &session.span, "a request of another owner named this session: answered as unknown");
+            tracing::warn!(parent: &session.span, session_id = %session.id, "a request of another owner named this session: answered as unknown");
             return Err(Error::SessionNotFound);
         }
         session.touch_record().await;

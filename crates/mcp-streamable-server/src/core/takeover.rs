@@ -73,7 +73,7 @@ impl Restored {
         shared.sessions.start_reaper(&shared);
         #[cfg(feature = "otel")]
         shared.telemetry.taken_over();
-        tracing::info!(parent: &session.span, generation, "session taken over from a holder that died");
+        tracing::info!(parent: &session.span, session_id = %session.id, generation, "session taken over from a holder that died");
         if !session.is_owned_by(owner.as_ref().map(SessionOwner::as_str)) {
             return Err(Error::SessionNotFound);
         }
@@ -171,7 +171,7 @@ async fn replay_initialize(
 ) -> Result<(), Error> {
     let Ok(Body::Single(Message::Request(mut init))) = mcp_jsonrpc::parse(&record.initialize)
     else {
-        tracing::error!(parent: &session.span, "the stored initialize is not a request: session not restored");
+        tracing::error!(parent: &session.span, session_id = %session.id, "the stored initialize is not a request: session not restored");
         return Err(Error::SessionNotFound);
     };
     init.id = Id::from(format!("mcp-restart-{generation}"));

@@ -1,5 +1,6 @@
 //! The HTTP edge: the service, origin checks, the POST of each family (`post`, `modern`,
-//! `local`), GET (`get`), DELETE (`delete`), the answers and their bodies (`reply`). It validates each HTTP request, then talks to the session core
+//! `local`), GET (`get`), DELETE (`delete`), the answers and their bodies (`reply`), the request log
+//! (`request_log`). It validates each HTTP request, then talks to the session core
 //! (`crate::core`) only through its API, and maps the core's errors to statuses (`error`).
 //!
 //! With a cluster (`crate::cluster` finds where a session is): `remote` sends a request of a
@@ -22,4 +23,5 @@ pub(crate) mod read;
 pub(crate) mod relay;
 pub(crate) mod remote;
 pub(crate) mod reply;
+pub(crate) mod request_log;
 pub(crate) mod service;

@@ -22,6 +22,7 @@ use crate::http::local::{After, Tried, held, open, refused, respond};
 use crate::http::read::read_body;
 use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply::{self, ResponseBody};
+use crate::http::request_log::Called;
 use crate::http::{modern, relay};
 use crate::protocol::params::{self, Family};
 use crate::protocol::transport::TransportHeaders;
@@ -95,6 +96,7 @@ pub(crate) async fn accept_body(
             .await
             .map_err(|r| r.with_id(request_id.as_ref()))?;
     }
+    let called = Called::of(&body);
     let families = shared.config.families;
     // The version header says what family the POST is of (M1); its value is checked after,
     // against the body (M3) or as a session's (S8).
@@ -129,7 +131,11 @@ pub(crate) async fn accept_body(
             dispatch(server, named, posted, version, forward).await
         }
     };
-    served.map_err(|r| r.with_id(request_id.as_ref()))
+    let mut served = served.map_err(|r| r.with_id(request_id.as_ref()));
+    if let Ok(response) = &mut served {
+        Called::attach(called, response);
+    }
+    served
 }
 
 /// S26: a client over its rate limit is refused before anything of its POST is delivered.

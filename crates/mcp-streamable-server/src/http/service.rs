@@ -20,6 +20,7 @@ use crate::core::session::connection::ServerConnection;
 use crate::http::app::Server;
 use crate::http::error::{Kind, Reject};
 use crate::http::reply::ResponseBody;
+use crate::http::request_log::Logged;
 use crate::http::{delete, get, origin, peer, post};
 use crate::protocol::transport::TransportHeaders;
 
@@ -185,6 +186,7 @@ impl StreamableHttpService {
             None => request,
         };
         let transport = TransportHeaders::read(request.headers());
+        let logged = Logged::begin(&request);
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.families != Families::PerRequestOnly
@@ -212,14 +214,27 @@ impl StreamableHttpService {
             }
         }
         .await;
-        result.unwrap_or_else(|reject| {
-            tracing::debug!(status = %reject.status(), message = %reject.message, "request refused");
-            #[cfg(feature = "otel")]
-            shared
-                .telemetry
-                .refused(reject.status().as_u16(), reject.kind.name());
-            reject.into_response(allow)
-        })
+        match result {
+            Ok(response) => {
+                if let Some(logged) = logged {
+                    logged.end(&response, None);
+                }
+                response
+            }
+            Err(reject) => {
+                tracing::debug!(status = %reject.status(), message = %reject.message, "request refused");
+                #[cfg(feature = "otel")]
+                shared
+                    .telemetry
+                    .refused(reject.status().as_u16(), reject.kind.name());
+                let logged = logged.map(|logged| (logged, reject.message.clone()));
+                let response = reject.into_response(allow);
+                if let Some((logged, why)) = logged {
+                    logged.end(&response, Some(&why));
+                }
+                response
+            }
+        }
     }
 
     /// Where the service records its telemetry (`serve`'s connections).

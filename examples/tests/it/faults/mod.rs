@@ -93,6 +93,7 @@ pub(crate) struct Node {
     pub(crate) addr: SocketAddr,
     child: Option<Child>,
     executions: PathBuf,
+    log: PathBuf,
 }
 
 impl Node {
@@ -100,6 +101,18 @@ impl Node {
     /// listen. Its log goes to `<name>.<n>.log` in `dir`; its executions log (the `count`
     /// tool's) to `<name>.executions`, kept across restarts.
     pub(crate) fn start(dir: &Path, redis: &str, name: &str, extra: &[&str]) -> Node {
+        let debug = "info,mcp_streamable_server=debug,mcp_streamable_redis=debug";
+        Node::start_logging(dir, redis, name, extra, debug)
+    }
+
+    /// [`start`](Self::start), logging what `rust_log` selects.
+    pub(crate) fn start_logging(
+        dir: &Path,
+        redis: &str,
+        name: &str,
+        extra: &[&str],
+        rust_log: &str,
+    ) -> Node {
         let executions = dir.join(format!("{name}.executions"));
         let log = (0..)
             .map(|n| dir.join(format!("{name}.{n}.log")))
@@ -110,10 +123,7 @@ impl Node {
             .arg("--executions-log")
             .arg(&executions)
             .args(extra)
-            .env(
-                "RUST_LOG",
-                "info,mcp_streamable_server=debug,mcp_streamable_redis=debug",
-            )
+            .env("RUST_LOG", rust_log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -150,6 +160,7 @@ impl Node {
             addr,
             child: Some(child),
             executions,
+            log,
         }
     }
 
@@ -191,6 +202,11 @@ impl Node {
             .filter_map(|l| l.split_whitespace().next())
             .map(str::to_owned)
             .collect()
+    }
+
+    /// What this run of the node logged so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// The process id, while it runs.

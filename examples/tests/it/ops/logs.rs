@@ -13,7 +13,12 @@ use super::{EchoServer, Http, Session};
 /// its stderr and the session's id.
 async fn a_run_logged(flags: &[&str]) -> (String, String) {
     // The session's span is `debug`: its id shows from that level on.
-    let env = [("RUST_LOG", "info,mcp_streamable_server=debug")];
+    a_run_logged_at("info,mcp_streamable_server=debug", flags).await
+}
+
+/// [`a_run_logged`] with `RUST_LOG=rust_log`.
+async fn a_run_logged_at(rust_log: &str, flags: &[&str]) -> (String, String) {
+    let env = [("RUST_LOG", rust_log)];
     let mut server = EchoServer::start(flags, &env, Stdio::piped());
     let mut stderr = server.stderr();
     let reader = std::thread::spawn(move || {
@@ -87,4 +92,42 @@ async fn an_unknown_log_format_is_refused_naming_the_choices() {
         stderr.contains("plain") && stderr.contains("json"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_names_each_requests_session_and_call() {
+    let (text, id) = a_run_logged_at("info", &["--log-format", "json", "--request-log"]).await;
+    let answered: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+        .filter(|l| l["fields"]["message"] == "request answered")
+        .map(|l| l["fields"].clone())
+        .collect();
+    let of = |method: &str| {
+        answered
+            .iter()
+            .find(|f| f["mcp_method"] == method)
+            .unwrap_or_else(|| panic!("no line for {method}: {text}"))
+    };
+    // initialize's session is the one its answer gave.
+    let initialize = of("initialize");
+    assert_eq!(initialize["session_id"], id.as_str(), "{initialize}");
+    assert_eq!(initialize["status"], 200, "{initialize}");
+    let call = of("tools/call");
+    assert_eq!(call["session_id"], id.as_str(), "{call}");
+    assert_eq!(call["request_id"], "1", "{call}");
+    assert_eq!(call["method"], "POST", "{call}");
+    assert!(call["elapsed_us"].is_u64(), "{call}");
+    assert_eq!(of("notifications/initialized")["status"], 202);
+    let delete = answered
+        .iter()
+        .find(|f| f["method"] == "DELETE")
+        .unwrap_or_else(|| panic!("no line for the DELETE: {text}"));
+    assert_eq!(delete["session_id"], id.as_str(), "{delete}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_flag_no_request_is_logged() {
+    let (text, _) = a_run_logged_at("info", &["--log-format", "json"]).await;
+    assert!(!text.contains("request answered"), "{text}");
 }

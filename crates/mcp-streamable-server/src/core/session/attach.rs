@@ -143,7 +143,7 @@ impl Session {
             }
             Err(ReplayError::Purged) => Err(Error::Purged(id)),
             Err(ReplayError::Failed(err)) => {
-                tracing::error!(parent: &self.span, error = %err, "event store replay failed");
+                tracing::error!(parent: &self.span, session_id = %self.id, error = %err, "event store replay failed");
                 Err(Error::StoreFailed)
             }
         }

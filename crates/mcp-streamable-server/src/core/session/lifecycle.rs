@@ -132,7 +132,7 @@ impl Session {
         self.ends_by(crate::core::telemetry::EndCause::TakenOver);
         if self.close_now(Ending::Abort) {
             self.shared.sessions.remove(self);
-            tracing::warn!(parent: &self.span, "this node no longer holds the session: its copy here ended");
+            tracing::warn!(parent: &self.span, session_id = %self.id, "this node no longer holds the session: its copy here ended");
         }
     }
 

@@ -250,7 +250,7 @@ impl Session {
             Ok(()) => {}
             Err(err) if self.refused(&err, fence) => {}
             Err(err) => {
-                tracing::warn!(parent: &self.span, error = %err, "session store: touch failed")
+                tracing::warn!(parent: &self.span, session_id = %self.id, error = %err, "session store: touch failed")
             }
         }
     }
@@ -353,7 +353,7 @@ impl Session {
                 && let Err(err) = store.set_version(&self.id, fence, version).await
                 && !self.refused(&err, fence)
             {
-                tracing::warn!(parent: &self.span, error = %err, "session store: version not recorded");
+                tracing::warn!(parent: &self.span, session_id = %self.id, error = %err, "session store: version not recorded");
             }
         }
         if let Some(watermark) = behind {

@@ -109,7 +109,7 @@ impl State {
                     let before = s.backlog();
                     let dropped = s.outbox.shrink_backlog(&mut self.buffered, dropped_answer);
                     if s.backlog() < before {
-                        tracing::warn!(parent: span, stream = id, dropped, "reader too far behind and no event store: its unread answers replaced by errors, its other unread messages dropped");
+                        tracing::warn!(parent: span, session_id = %session.id, stream = id, dropped, "reader too far behind and no event store: its unread answers replaced by errors, its other unread messages dropped");
                         break 'turn;
                     }
                 }
@@ -118,14 +118,14 @@ impl State {
                     if has_store {
                         tracing::debug!(parent: span, stream = id, "reader too far behind: disconnected, it can resume from the event store");
                     } else {
-                        tracing::warn!(parent: span, stream = id, dropped, "reader too far behind: disconnected, and its unread messages dropped (no event store)");
+                        tracing::warn!(parent: span, session_id = %session.id, stream = id, dropped, "reader too far behind: disconnected, and its unread messages dropped (no event store)");
                     }
                     wakers.extend(waker);
                     if s.is_done() {
                         self.streams.remove(&id);
                     }
                 } else if s.outbox.pop(&mut self.buffered).is_some() {
-                    tracing::warn!(parent: span, stream = id, "no reader on the standalone stream and the session's buffer is full: oldest message dropped");
+                    tracing::warn!(parent: span, session_id = %session.id, stream = id, "no reader on the standalone stream and the session's buffer is full: oldest message dropped");
                 }
             }
             #[cfg(feature = "otel")]

@@ -218,7 +218,7 @@ impl Reader {
             if !s.standalone {
                 let dropped = s.outbox.clear(&mut st.buffered);
                 if !has_store && (dropped > 0 || !s.finished) {
-                    tracing::info!(parent: &self.session.span, stream = self.stream, dropped, "client closed a request's stream; with no event store, what it did not read is lost");
+                    tracing::info!(parent: &self.session.span, session_id = %self.session.id, stream = self.stream, dropped, "client closed a request's stream; with no event store, what it did not read is lost");
                 }
             }
             if s.is_done() {

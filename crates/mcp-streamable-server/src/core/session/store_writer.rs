@@ -103,7 +103,7 @@ async fn write(store: &dyn EventStore, session: &Session, writes: &[Write]) {
         Ok(()) => {}
         Err(err) if session.refused(&err, fence) => {}
         Err(err) => {
-            tracing::error!(parent: &session.span, error = %err, writes = writes.len(), "event store write failed: what it held cannot be resumed");
+            tracing::error!(parent: &session.span, session_id = %session.id, error = %err, writes = writes.len(), "event store write failed: what it held cannot be resumed");
         }
     }
 }
@@ -147,7 +147,7 @@ impl Drop for Writer<'_> {
                 handle.spawn(session.write_store(Batch::empty()));
             }
             Err(_) => {
-                tracing::error!(parent: &session.span, "a store writer was dropped outside the runtime: what it had queued is not stored");
+                tracing::error!(parent: &session.span, session_id = %session.id, "a store writer was dropped outside the runtime: what it had queued is not stored");
             }
         }
     }
