@@ -39,11 +39,7 @@ impl Shared {
             .clone()
             .unwrap_or_else(crate::core::telemetry::Telemetry::global);
         #[cfg(feature = "otel")]
-        crate::core::telemetry::store::measure(
-            &mut config.event_store,
-            &mut config.session_store,
-            &telemetry,
-        );
+        crate::core::telemetry::store::measure(&mut config, &telemetry);
         let shared = Shared {
             #[cfg(feature = "otel")]
             telemetry,

@@ -106,6 +106,35 @@ async fn o4_forwards_and_takeovers_are_counted_by_the_node_that_made_them() {
     assert_eq!(on_a.total("mcp.server.session.active", None), 1);
 }
 
+/// The cluster's calls are timed as the stores' are: the session's start by the node that
+/// started it, where it is and its takeover by the node that needed it.
+#[tokio::test]
+async fn o4_a_clusters_calls_are_timed_by_operation() {
+    let network = InMemoryNetwork::default();
+    let node = |name: &str| {
+        let (recorded, telemetry) = Recorded::new();
+        let config = Config::default()
+            .cluster(network.node(name))
+            .telemetry(telemetry);
+        (service(config), recorded)
+    };
+    let ((a, on_a), (b, on_b)) = (node("a"), node("b"));
+    let operation = |name| Some(("mcp.store.operation", name));
+    let sid = initialize(&a, "2025-11-25").await;
+    assert_eq!(on_a.total(STORE_DURATION, operation("cluster.start")), 1);
+    call_tool(&b, &sid, 1, "progress", json!({"steps": 1})).await;
+    assert!(on_b.total(STORE_DURATION, operation("cluster.locate")) >= 1);
+    assert_eq!(on_b.total(STORE_DURATION, operation("cluster.start")), 0);
+    network.kill("a");
+    call_tool(&b, &sid, 2, "progress", json!({"steps": 1})).await;
+    assert_eq!(
+        on_b.total(STORE_DURATION, operation("cluster.take_over")),
+        1
+    );
+    assert_eq!(b.handle(delete(&sid)).await.status(), 204);
+    assert_eq!(on_b.total(STORE_DURATION, operation("cluster.end")), 1);
+}
+
 #[cfg(feature = "serve")]
 mod serve {
     use std::time::Duration;

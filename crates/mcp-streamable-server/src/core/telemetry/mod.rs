@@ -6,6 +6,7 @@
 //! instruments are named in the same style (`mcp.server.*`). Everything here is compiled only
 //! with the feature: without it, the session core carries no field and makes no call of it.
 
+mod cluster;
 pub(crate) mod operation;
 pub(crate) mod store;
 

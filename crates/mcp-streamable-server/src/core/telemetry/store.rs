@@ -1,6 +1,7 @@
 //! The stores' latency and failures (`mcp.server.store.duration`, `mcp.server.store.failed`):
 //! each store a service is given is wrapped, once, in a [`Measured`] that times every call of
-//! it, whatever the store (in memory, Redis, a cluster's).
+//! it, whatever the store (in memory, Redis, a cluster's), and so is a cluster's seam (its
+//! calls in `cluster.rs`).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -8,6 +9,7 @@ use std::time::{Instant, SystemTime};
 use mcp_jsonrpc::Id;
 use opentelemetry::KeyValue;
 
+use crate::core::config::Config;
 use crate::core::store::event_store::{
     Begun, EventStore, ReplayError, StoreError, StoreFuture, StoredEvent, Unfinished, Write,
 };
@@ -21,7 +23,7 @@ const FAILED: &str = "store_error";
 
 /// A store whose every call is timed and, when it fails, counted.
 pub(crate) struct Measured<S: ?Sized> {
-    store: Arc<S>,
+    pub(super) store: Arc<S>,
     telemetry: Telemetry,
 }
 
@@ -35,7 +37,7 @@ impl<S: ?Sized + Send + Sync> Measured<S> {
 
     /// `call`, timed as `operation` (`mcp.store.operation`); `failed` says whether its
     /// outcome is a failure of the store.
-    fn timed<'a, T: Send + 'a>(
+    pub(super) fn timed<'a, T: Send + 'a>(
         &'a self,
         operation: &'static str,
         call: StoreFuture<'a, T>,
@@ -68,13 +70,13 @@ impl Telemetry {
     }
 }
 
-fn never<T>(_: &T) -> bool {
+pub(super) fn never<T>(_: &T) -> bool {
     false
 }
 
 /// A store that failed; one that refused a write fenced by a holding it no longer has
 /// ([`NotHolder`]) answered, as it is meant to.
-fn failed<T>(outcome: &Result<T, StoreError>) -> bool {
+pub(super) fn failed<T>(outcome: &Result<T, StoreError>) -> bool {
     outcome
         .as_ref()
         .is_err_and(|e| e.downcast_ref::<NotHolder>().is_none())
@@ -168,17 +170,16 @@ impl<S: SessionStore + ?Sized> SessionStore for Measured<S> {
     }
 }
 
-/// Wraps the stores a service was given (its config's), once, so that every call of them is
-/// measured.
-pub(crate) fn measure(
-    event_store: &mut Option<Arc<dyn EventStore>>,
-    session_store: &mut Option<Arc<dyn SessionStore>>,
-    telemetry: &Telemetry,
-) {
-    if let Some(store) = event_store.take() {
-        *event_store = Some(Arc::new(Measured::new(store, telemetry)));
+/// Wraps the stores a service was given (its config's, a cluster's too), once, so that every
+/// call of them is measured.
+pub(crate) fn measure(config: &mut Config, telemetry: &Telemetry) {
+    if let Some(store) = config.event_store.take() {
+        config.event_store = Some(Arc::new(Measured::new(store, telemetry)));
     }
-    if let Some(store) = session_store.take() {
-        *session_store = Some(Arc::new(Measured::new(store, telemetry)));
+    if let Some(store) = config.session_store.take() {
+        config.session_store = Some(Arc::new(Measured::new(store, telemetry)));
+    }
+    if let Some(cluster) = config.cluster.take() {
+        config.cluster = Some(Arc::new(Measured::new(cluster, telemetry)));
     }
 }
