@@ -140,7 +140,10 @@ impl Operations {
         let target = target.map(|(key, name)| KeyValue::new(key, name.to_owned()));
         attributes.extend(target.iter().cloned());
         if let Some(id) = &id {
-            attributes.push(KeyValue::new("jsonrpc.request.id", id.to_string()));
+            attributes.push(KeyValue::new(
+                "jsonrpc.request.id",
+                mcp_streamable_protocol::telemetry::request_id(id),
+            ));
         }
         if let Some(uri) = &read.uri {
             attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));

@@ -257,6 +257,22 @@ async fn o1_a_per_request_tools_call_is_a_server_span_without_a_session() {
 }
 
 #[tokio::test]
+async fn o1_a_string_request_id_is_recorded_as_its_text() {
+    let (recorded, telemetry) = Recorded::new();
+    let service = service(telemetry);
+    let body = json!({"jsonrpc": "2.0", "id": "call-7", "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}, "_meta": modern_app::meta()}});
+    let builder = modern_app::modern("tools/call").header("mcp-name", "echo");
+    let response = service.handle(request(builder, body.to_string())).await;
+    modern_app::json_result(response).await;
+    let span = recorded.span("tools/call echo");
+    assert_eq!(
+        attr(&span.attributes, "jsonrpc.request.id").as_deref(),
+        Some("call-7")
+    );
+}
+
+#[tokio::test]
 async fn o2_errors_set_error_type_and_status_error() {
     let (recorded, telemetry) = Recorded::new();
     let service = service(telemetry);

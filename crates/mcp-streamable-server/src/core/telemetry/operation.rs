@@ -212,7 +212,10 @@ impl Operations {
         let mut span_attributes = Vec::with_capacity(attributes.len() + SPAN_ONLY_ATTRIBUTES);
         span_attributes.extend(attributes.iter().cloned());
         if let Some(id) = id {
-            span_attributes.push(KeyValue::new("jsonrpc.request.id", id.to_string()));
+            span_attributes.push(KeyValue::new(
+                "jsonrpc.request.id",
+                mcp_streamable_protocol::telemetry::request_id(id),
+            ));
         }
         if let Some(uri) = &params.uri {
             span_attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
@@ -356,7 +359,14 @@ fn known_method(method: &str) -> Cow<'static, str> {
 /// A span name: the method, then the target when there is one.
 fn span_name(method: Cow<'static, str>, target: Option<&str>) -> Cow<'static, str> {
     match target {
-        Some(target) => Cow::Owned(format!("{method} {target}")),
+        // Not `format!`, which costs several times the copies.
+        Some(target) => {
+            let mut name = String::with_capacity(method.len() + 1 + target.len());
+            name.push_str(&method);
+            name.push(' ');
+            name.push_str(target);
+            Cow::Owned(name)
+        }
         None => method,
     }
 }
