@@ -70,6 +70,19 @@ async function cancelSlow(client, child) {
   return Date.now() - started;
 }
 
+/** Waits, bounded, for the SDK's `notifications/cancelled` POST to be answered 202. */
+async function cancellationSent(log) {
+  for (let poll = 0; poll < CANCEL_POLLS; poll++) {
+    const sent = log.find(e => e.what === 'POST notifications/cancelled');
+    if (sent?.status !== undefined) {
+      check(sent.status === 202, `notifications/cancelled answered ${sent.status}`);
+      return;
+    }
+    await new Promise(resolve => setTimeout(resolve, CANCEL_POLL_MS));
+  }
+  throw new Error('no notifications/cancelled answered');
+}
+
 /** Polls the Python child's count of cancelled waits until it says one. */
 async function childSawCancel(client) {
   for (let poll = 0; poll < CANCEL_POLLS; poll++) {
@@ -115,7 +128,7 @@ async function run(url, scenario) {
     });
     await step('cancel', async () => {
       await cancelSlow(client, child);
-      check(log.some(e => e.what === 'POST notifications/cancelled' && e.status === 202), 'no cancellation sent');
+      await cancellationSent(log);
       if (scenario === 'py-stdio') {
         await childSawCancel(client);
       }
