@@ -102,13 +102,27 @@ impl Peers {
     fn gateway_serve(&self, pair: &Pair) -> Command {
         let mut command = Command::new(self.gateway.as_ref().expect("built"));
         command
-            .args(["serve", "--addr", "127.0.0.1:0", "--stop-grace", "1"])
+            // One warm child: a pair needs no more, and the child that saw a cancellation is
+            // the one a per-request client asks about it next.
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--stop-grace",
+                "1",
+                "--pool-size",
+                "1",
+            ])
             .args(pair.flags)
             .arg("--");
         // The child's command line is the one the SDK's script would run, with absolute paths.
         let child = match pair.server {
             Everything => self.node.as_ref().expect("installed").script(EVERYTHING),
-            _ => self.python.as_ref().expect("installed").script("stdio_server.py"),
+            _ => self
+                .python
+                .as_ref()
+                .expect("installed")
+                .script("stdio_server.py"),
         };
         command.arg(child.get_program()).args(child.get_args());
         if pair.server == Everything {
@@ -151,7 +165,13 @@ const EVERYTHING: &str = "node_modules/@modelcontextprotocol/server-everything/d
 
 /// `cargo build -p mcp-gateway --bin mcp-gateway`, and the binary it made.
 fn build_gateway() -> Result<PathBuf> {
-    cmd::run(&mut cmd::cargo(&["build", "-p", "mcp-gateway", "--bin", "mcp-gateway"]))?;
+    cmd::run(&mut cmd::cargo(&[
+        "build",
+        "-p",
+        "mcp-gateway",
+        "--bin",
+        "mcp-gateway",
+    ]))?;
     Ok(target_dir()?.join("debug/mcp-gateway"))
 }
 

@@ -128,7 +128,10 @@ async fn cacheable_results_carry_the_cache_fields_the_child_never_wrote() {
     }
     let (echoed, _) = ask(&mut conn, tool(3, "echo", json!({"text": "hi"}))).await;
     let echoed = result(&echoed);
-    assert!(echoed.get("ttlMs").is_none(), "tools/call is not cacheable: {echoed}");
+    assert!(
+        echoed.get("ttlMs").is_none(),
+        "tools/call is not cacheable: {echoed}"
+    );
     gateway.shutdown().await;
 }
 
