@@ -99,7 +99,7 @@ mod tests {
     fn filters_select_pairs_and_must_match_one() {
         let options = parse(&args("py-client stateless")).unwrap();
         let names: Vec<String> = selected(&options).iter().map(|p| p.to_string()).collect();
-        assert_eq!(names.len(), 8, "{names:?}");
+        assert_eq!(names.len(), 12, "{names:?}");
         assert!(
             names
                 .iter()

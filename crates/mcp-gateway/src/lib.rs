@@ -20,7 +20,10 @@
 //! The other direction, `mcp-gateway connect URL [--header 'NAME: VALUE']...`, offers a
 //! Streamable HTTP server on stdin and stdout, for a host that runs stdio servers only, through
 //! our client (`mcp_streamable_client`): either family, streams resumed, the headers sent with
-//! every request; [`bridge`] is its relay, for any two connections.
+//! every request; [`bridge`] is its relay, for any two connections. With `--oauth` it reaches a
+//! protected server as an OAuth client (`mcp_streamable_oauth`): the authorization URL printed
+//! on stderr, the browser's redirect taken on a loopback port, the tokens kept in the file
+//! `--token-file` names ([`TokenFile`], mode 0600), so that the next run needs no browser.
 //!
 //! # Faults
 //!
@@ -69,7 +72,8 @@
 //! 5. `start`: a child started and linked to.
 //! 6. `link`: one child's JSON-RPC, ids remapped, its end turned into errors.
 //! 7. `process`: spawning, process groups, stopping, the children alive.
-//! 8. `options`, `error`: the command, the options and defaults; the failures.
+//! 8. `options`, `error`, `token_file`: the command, the options and defaults; the failures;
+//!    the OAuth tokens kept in a file.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod bridge;
@@ -84,6 +88,7 @@ mod relay;
 mod session;
 mod shared;
 mod start;
+mod token_file;
 
 pub use crate::bridge::bridge;
 pub use crate::gateway::Gateway;
@@ -91,3 +96,4 @@ pub use crate::options::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Options,
 };
+pub use crate::token_file::TokenFile;

@@ -11,22 +11,25 @@
 //!
 //! `connect` offers the Streamable HTTP server at URL on its stdin and stdout, for a host that
 //! runs stdio servers only: either protocol family (found out from the first request), streams
-//! resumed, every `--header` sent with each request. It ends when stdin ends (closing the
+//! resumed, every `--header` sent with each request; with `--oauth [--token-file FILE]` it
+//! authorizes through a browser (the URL on stderr) and keeps the tokens. It ends when stdin ends (closing the
 //! session with DELETE) or the server goes; it logs on stderr, never on stdout.
 //! The library's docs (`mcp_gateway`) say what it does and why each default is what it is.
 
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser as _;
 use clap::builder::BoolishValueParser;
 use mcp_gateway::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
-    DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options,
+    DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options, TokenFile,
 };
 use mcp_streamable_client::Client;
+use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
 use mcp_streamable_server::serve::{self as http, terminated};
 use mcp_streamable_server::{Config, InMemoryEventStore};
 use mcp_transport::Transport as _;
@@ -63,6 +66,16 @@ struct ConnectArgs {
     /// A header sent with every request, `NAME: VALUE` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
     headers: Vec<(String, String)>,
+    /// Reach a protected server as an OAuth client: on its first 401, discover its
+    /// authorization server, register, and print on stderr the URL to open in a browser; the
+    /// redirect comes back to a loopback port of this process.
+    #[arg(long, env = "MCP_OAUTH", value_parser = BoolishValueParser::new())]
+    oauth: bool,
+    /// With `--oauth`: the file the tokens and the client registration are kept in (created
+    /// with mode 0600), so that the next run needs no browser. Without it they are forgotten
+    /// at exit.
+    #[arg(long, env = "MCP_TOKEN_FILE", value_name = "FILE", requires = "oauth")]
+    token_file: Option<std::path::PathBuf>,
 }
 
 fn header(value: &str) -> Result<(String, String), String> {
@@ -150,10 +163,29 @@ async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
     for (name, value) in args.headers {
         builder = builder.header(name, value);
     }
+    if args.oauth {
+        builder = builder.auth(oauth(&args.url, args.token_file).await?);
+    }
     let remote = builder.build()?.connect().await?;
     let local = Stdio::new().connect().await?;
     mcp_gateway::bridge(local, remote).await?;
     Ok(())
+}
+
+/// The OAuth client of `connect --oauth`: the authorization code through a loopback redirect,
+/// whose URL the user is shown on stderr (stdout is the host's).
+async fn oauth(
+    url: &str,
+    token_file: Option<std::path::PathBuf>,
+) -> Result<OAuth, Box<dyn std::error::Error>> {
+    let browser = LoopbackRedirect::bind(|url| eprintln!("mcp-gateway: open {url} to authorize"));
+    let mut builder = OAuth::builder(url)
+        .authorization_code(browser.await?)
+        .client_name("mcp-gateway");
+    if let Some(path) = token_file {
+        builder = builder.store(Arc::new(TokenFile::new(path)));
+    }
+    Ok(builder.build()?)
 }
 
 async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {

@@ -17,6 +17,17 @@ use crate::shared::Shared;
 /// The prefix of the `_meta` keys the per-request revision defines.
 const PROTOCOL_META: &str = "io.modelcontextprotocol/";
 
+/// The methods whose 2026-07-28 results must say how they may be cached (`ttlMs`,
+/// `cacheScope`): a child of a session revision never says, so the gateway does.
+const CACHEABLE: &[&str] = &[
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "server/discover",
+    "tools/list",
+];
+
 /// Serves the connection's one request.
 pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
     let client = conn.sender();
@@ -27,13 +38,14 @@ pub(crate) async fn serve(mut conn: ServerConnection, shared: &Shared) {
         Ok(warm) => warm,
         Err(why) => return answer(&client, refusal(&request.id, &why)).await,
     };
+    let cacheable = CACHEABLE.contains(&request.method.as_str());
     let response = if request.method == "server/discover" {
         Some(discover(request.id, &warm))
     } else {
         relay(&mut conn, &client, &warm, request, shared).await
     };
     if let Some(response) = response {
-        answer(&client, complete(response, &warm)).await;
+        answer(&client, complete(response, &warm, cacheable)).await;
     }
 }
 
@@ -95,8 +107,11 @@ fn discover(id: Id, warm: &Warm) -> Response {
 }
 
 /// A successful result as the per-request revision has it: `resultType` (`complete` unless
-/// the child said otherwise) and the child's `serverInfo` under `_meta`.
-fn complete(response: Response, warm: &Warm) -> Response {
+/// the child said otherwise), the child's `serverInfo` under `_meta` and, for a `cacheable`
+/// method, `ttlMs` 0 and `cacheScope` `private` unless the child said otherwise: immediately
+/// stale and for this client alone, as the gateway cannot know how long the child's answer
+/// holds nor whether it is the same for every user.
+fn complete(response: Response, warm: &Warm, cacheable: bool) -> Response {
     let (Some(id), Ok(raw)) = (response.id(), response.result()) else {
         return response;
     };
@@ -107,6 +122,12 @@ fn complete(response: Response, warm: &Warm) -> Response {
     result
         .entry("resultType")
         .or_insert_with(|| json!("complete"));
+    if cacheable {
+        result.entry("ttlMs").or_insert_with(|| json!(0));
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| json!("private"));
+    }
     let server = warm.initialized["serverInfo"].clone();
     let meta = result.entry("_meta").or_insert_with(|| json!({}));
     if let Value::Object(meta) = meta {

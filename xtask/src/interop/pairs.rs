@@ -19,9 +19,25 @@ pub(super) enum Peer {
     Py,
     /// The Python SDK's 1.x line: `interop/py1/client.py`.
     Py1,
+    /// A server only: `mcp-gateway serve` in front of the TypeScript SDK's everything server
+    /// (npm `@modelcontextprotocol/server-everything`, installed in `interop/ts`) on stdio.
+    Everything,
+    /// A server only: `mcp-gateway serve` in front of `interop/py/stdio_server.py`, the Python
+    /// SDK's stdio server.
+    PyStdio,
+    /// A client only: the TypeScript SDK v1's `StdioClientTransport` running
+    /// `mcp-gateway connect URL` (`interop/ts/connect.mjs`).
+    TsConnect,
 }
 
-pub(super) use Peer::{Ours, Py, Py1, Ts, Ts2};
+pub(super) use Peer::{Everything, Ours, Py, Py1, PyStdio, Ts, Ts2, TsConnect};
+
+impl Peer {
+    /// Whether this server is a stdio server behind `mcp-gateway serve`.
+    pub(super) fn behind_gateway(self) -> bool {
+        matches!(self, Everything | PyStdio)
+    }
+}
 
 /// A client against a server, running one scenario.
 #[derive(Debug)]
@@ -107,6 +123,30 @@ pub(super) const PAIRS: &[Pair] = &[
     // Our client mirrors `Mcp-Param-*` (SEP-2243) to the v2 server, which lists a tool
     // declaring one (the SDK neither writes nor checks them; its tool reports what came).
     pair(Ours, Ts2, &[], "param-headers"),
+    // `mcp-gateway serve` in front of stdio servers nobody here wrote (issue 33): the TypeScript
+    // SDK's everything server and the Python SDK's stdio server, each driven by the TypeScript
+    // client, the Python client and ours, in the session family and in 2026-07-28. The pool of
+    // one child makes `cancelled` ask the child that saw the cancellation.
+    pair(Ts, Everything, &[], "everything"),
+    pair(Py, Everything, &[], "everything"),
+    pair(Ts2, Everything, &[], "modern"),
+    pair(Py, Everything, &[], "modern"),
+    pair(Ts, PyStdio, &[], "py-stdio"),
+    pair(Py, PyStdio, &[], "py-stdio"),
+    pair(Ts2, PyStdio, &[], "modern"),
+    pair(Py, PyStdio, &[], "modern"),
+    pair(Ours, PyStdio, &[], "full"),
+    pair(Ours, PyStdio, &[], "resume"),
+    pair(Ours, PyStdio, &[], "modern"),
+    // `mcp-gateway connect` in front of HTTP servers, driven over stdio by the TypeScript SDK's
+    // `StdioClientTransport`: our echo server, the SDK's own server, a stream cut and resumed,
+    // and a protected server reached with OAuth.
+    pair(TsConnect, Ours, &[], "connect"),
+    pair(TsConnect, Ts, &["--event-store"], "connect"),
+    // TODO(issue 33): `connect-resume` (interop/ts/connect.mjs) is not run: after a cut, the
+    // gateway's stdout sometimes carries the result before the replayed notifications 4 and 5
+    // (about one run in two), which the host's SDK then drops as of an unknown token.
+    protected(TsConnect, "connect-oauth"),
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
     protected(Ts, "oauth"),
@@ -134,6 +174,8 @@ impl fmt::Display for Pair {
             Ts2 => "ts2-client",
             Py => "py-client",
             Py1 => "py1-client",
+            TsConnect => "ts-client | mcp-gateway connect",
+            Everything | PyStdio => unreachable!("a server only"),
         };
         let server = match self.server {
             Ours => "echo_server",
@@ -141,6 +183,9 @@ impl fmt::Display for Pair {
             Ts2 => "ts2-server",
             Py => "py-server",
             Py1 => "py1-server",
+            Everything => "mcp-gateway serve -- everything",
+            PyStdio => "mcp-gateway serve -- py-stdio",
+            TsConnect => unreachable!("a client only"),
         };
         write!(f, "{client} -> {server}")?;
         for flag in self.flags {
@@ -157,6 +202,22 @@ impl fmt::Display for Pair {
 }
 
 impl Pair {
+    /// The client's script, under `interop/`: the SDK's `gateway` script against a server
+    /// behind the gateway, its `client` script otherwise.
+    pub(super) fn client_script(&self, client: Peer) -> &'static str {
+        match (client, self.server.behind_gateway()) {
+            (Ts, true) => "ts/gateway.mjs",
+            (Ts, false) => "ts/client.mjs",
+            (Ts2, true) => "ts2/gateway.mjs",
+            (Ts2, false) => "ts2/client.mjs",
+            (Py, true) => "py/gateway.py",
+            (Py, false) => "py/client.py",
+            (Py1, _) => "py1/client.py",
+            (TsConnect, _) => "ts/connect.mjs",
+            (Ours | Everything | PyStdio, _) => unreachable!("not a script client"),
+        }
+    }
+
     /// The pair's directory name for its logs: `ts-client-echo_server-json-response-json`.
     pub(super) fn slug(&self) -> String {
         let name = self.to_string();
@@ -187,8 +248,14 @@ mod tests {
         for (i, name) in names.iter().enumerate() {
             assert!(!names[i + 1..].contains(name), "{name} twice");
         }
-        // interop/py1 has a client only.
+        // interop/py1 has a client only; the gateway peers are one side each.
         assert!(PAIRS.iter().all(|pair| pair.server != Py1));
+        assert!(PAIRS.iter().all(|p| !p.client.behind_gateway()));
+        assert!(PAIRS.iter().all(|pair| pair.server != TsConnect));
+        assert!(
+            names.contains(&"ts-client -> mcp-gateway serve -- everything (everything)".into())
+        );
+        assert!(names.contains(&"ts-client | mcp-gateway connect -> echo_server (connect)".into()));
         assert_eq!(
             pair(Ours, Ts, &["--event-store"], "full").to_string(),
             "our-client -> ts-server --event-store (full)"
@@ -208,13 +275,10 @@ mod tests {
         let root = crate::project_root();
         for pair in PAIRS {
             let script = match pair.client {
-                Ours => "examples/interop_client.rs",
-                Ts => "interop/ts/client.mjs",
-                Ts2 => "interop/ts2/client.mjs",
-                Py => "interop/py/client.py",
-                Py1 => "interop/py1/client.py",
+                Ours => "examples/interop_client.rs".to_owned(),
+                client => format!("interop/{}", pair.client_script(client)),
             };
-            let text = fs::read_to_string(root.join(script)).unwrap();
+            let text = fs::read_to_string(root.join(&script)).unwrap();
             let quoted = [
                 format!("'{}'", pair.scenario),
                 format!("\"{}\"", pair.scenario),

@@ -5,8 +5,8 @@ use std::{path::PathBuf, process::Command};
 
 use anyhow::{Result, bail};
 
-use super::pairs::{Ours, Pair, Peer, Py, Py1, Ts, Ts2};
-use crate::cmd::{build_example, target_dir};
+use super::pairs::{Everything, Ours, Pair, Peer, Py, Py1, PyStdio, Ts, Ts2, TsConnect};
+use crate::cmd::{self, build_example, target_dir};
 use crate::tools;
 
 /// The scope the protected echo server requires.
@@ -21,6 +21,8 @@ pub(super) struct Peers {
     python_v1: Option<tools::Python>,
     echo_server: Option<PathBuf>,
     interop_client: Option<PathBuf>,
+    /// The `mcp-gateway` binary, for the pairs that serve a stdio server or connect through it.
+    gateway: Option<PathBuf>,
     /// `target/interop`: one directory of logs per pair.
     pub(super) logs: PathBuf,
 }
@@ -28,9 +30,13 @@ pub(super) struct Peers {
 impl Peers {
     pub(super) fn prepare(pairs: &[&Pair]) -> Result<Peers> {
         let uses = |peer: Peer| {
-            pairs
-                .iter()
-                .any(|p| p.client == peer || p.server == peer || (p.protected && peer == Ts))
+            pairs.iter().any(|p| {
+                let sides = [p.client, p.server];
+                sides.contains(&peer)
+                    || (peer == Ts && (p.protected || sides.contains(&Everything)))
+                    || (peer == Ts && sides.contains(&TsConnect))
+                    || (peer == Py && sides.contains(&PyStdio))
+            })
         };
         let node = uses(Ts).then(tools::node).transpose()?;
         let node_v2 = uses(Ts2).then(tools::node_v2).transpose()?;
@@ -46,7 +52,13 @@ impl Peers {
         } else {
             None
         };
+        let gateway = pairs
+            .iter()
+            .any(|p| p.server.behind_gateway() || p.client == TsConnect)
+            .then(build_gateway)
+            .transpose()?;
         Ok(Peers {
+            gateway,
             node,
             node_v2,
             python,
@@ -79,31 +91,88 @@ impl Peers {
                 .expect("installed")
                 .script("server.mjs"),
             Py => self.python.as_ref().expect("installed").script("server.py"),
-            Py1 => bail!("the Python SDK 1.x peer is a client only"),
+            Everything | PyStdio => return Ok(self.gateway_serve(pair)),
+            Py1 | TsConnect => bail!("{} is a client only", pair),
         };
         command.args(pair.flags);
         Ok(command)
     }
 
+    /// `mcp-gateway serve --addr 127.0.0.1:0 FLAGS -- CHILD`, the child the pair's server.
+    fn gateway_serve(&self, pair: &Pair) -> Command {
+        let mut command = Command::new(self.gateway.as_ref().expect("built"));
+        command
+            // One warm child: a pair needs no more, and the child that saw a cancellation is
+            // the one a per-request client asks about it next.
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--stop-grace",
+                "1",
+                "--pool-size",
+                "1",
+            ])
+            .args(pair.flags)
+            .arg("--");
+        // The child's command line is the one the SDK's script would run, with absolute paths.
+        let child = match pair.server {
+            Everything => self.node.as_ref().expect("installed").script(EVERYTHING),
+            _ => self
+                .python
+                .as_ref()
+                .expect("installed")
+                .script("stdio_server.py"),
+        };
+        command.arg(child.get_program()).args(child.get_args());
+        if pair.server == Everything {
+            command.arg("stdio");
+        }
+        for (name, value) in child.get_envs() {
+            if let Some(value) = value {
+                command.env(name, value);
+            }
+        }
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "mcp_gateway=debug,info");
+        }
+        command
+    }
+
     pub(super) fn client(&self, pair: &Pair, url: &str) -> Result<Command> {
+        let script = || {
+            let path = pair.client_script(pair.client);
+            path.split_once('/').map_or(path, |(_, name)| name)
+        };
         let mut command = match pair.client {
             Ours => Command::new(self.interop_client.as_ref().expect("built")),
-            Ts => self.node.as_ref().expect("installed").script("client.mjs"),
-            Ts2 => self
-                .node_v2
-                .as_ref()
-                .expect("installed")
-                .script("client.mjs"),
-            Py => self.python.as_ref().expect("installed").script("client.py"),
-            Py1 => self
-                .python_v1
-                .as_ref()
-                .expect("installed")
-                .script("client.py"),
+            Ts | TsConnect => self.node.as_ref().expect("installed").script(script()),
+            Ts2 => self.node_v2.as_ref().expect("installed").script(script()),
+            Py => self.python.as_ref().expect("installed").script(script()),
+            Py1 => self.python_v1.as_ref().expect("installed").script(script()),
+            Everything | PyStdio => bail!("{} is a server only", pair),
         };
+        if pair.client == TsConnect {
+            command.env("MCP_GATEWAY", self.gateway.as_ref().expect("built"));
+        }
         command.args([url, pair.scenario]);
         Ok(command)
     }
+}
+
+/// The everything server's entry point, under `interop/ts`.
+const EVERYTHING: &str = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+
+/// `cargo build -p mcp-gateway --bin mcp-gateway`, and the binary it made.
+fn build_gateway() -> Result<PathBuf> {
+    cmd::run(&mut cmd::cargo(&[
+        "build",
+        "-p",
+        "mcp-gateway",
+        "--bin",
+        "mcp-gateway",
+    ]))?;
+    Ok(target_dir()?.join("debug/mcp-gateway"))
 }
 
 /// echo_server's flags for a protected pair whose authorization server is at `issuer`. The

@@ -113,6 +113,28 @@ async fn discovery_is_answered_from_the_childs_initialize() {
     gateway.shutdown().await;
 }
 
+/// 2026-07-28 requires `ttlMs` and `cacheScope` on the results of its cacheable methods (the
+/// Python SDK 2.3.0 refuses a `tools/list` without them); a child of a session revision never
+/// writes them, so the gateway does: immediately stale and private, as it cannot know more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cacheable_results_carry_the_cache_fields_the_child_never_wrote() {
+    let gateway = Running::child("normal").await;
+    let mut conn = connect(&gateway.url, Family::PerRequest).await;
+    for (id, method) in [(1, "tools/list"), (2, "server/discover")] {
+        let (response, _) = ask(&mut conn, Request::new(id, method, None)).await;
+        let listed = result(&response);
+        assert_eq!(listed["ttlMs"], 0, "{method}: {listed}");
+        assert_eq!(listed["cacheScope"], "private", "{method}: {listed}");
+    }
+    let (echoed, _) = ask(&mut conn, tool(3, "echo", json!({"text": "hi"}))).await;
+    let echoed = result(&echoed);
+    assert!(
+        echoed.get("ttlMs").is_none(),
+        "tools/call is not cacheable: {echoed}"
+    );
+    gateway.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_of_clients_sharing_a_child_goes_to_each_under_its_own_token() {
     let gateway = Running::child("normal").await;
