@@ -143,9 +143,7 @@ pub(super) const PAIRS: &[Pair] = &[
     // and a protected server reached with OAuth.
     pair(TsConnect, Ours, &[], "connect"),
     pair(TsConnect, Ts, &["--event-store"], "connect"),
-    // TODO(issue 33): `connect-resume` (interop/ts/connect.mjs) is not run: after a cut, the
-    // gateway's stdout sometimes carries the result before the replayed notifications 4 and 5
-    // (about one run in two), which the host's SDK then drops as of an unknown token.
+    pair(TsConnect, Ours, &[], "connect-resume"),
     protected(TsConnect, "connect-oauth"),
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
