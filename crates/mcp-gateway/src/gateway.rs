@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mcp_streamable_server::{Config, Mode, ServerConnection, StreamableHttpService};
+use mcp_streamable_server::{Config, Families, Mode, ServerConnection, StreamableHttpService};
 use mcp_transport::Connection as _;
 
 use crate::options::{Command, Options};
@@ -55,9 +55,11 @@ impl Gateway {
     /// The Streamable HTTP service relaying to the children, with `config` (its session cap
     /// bounds the children of sessions, its idle timeout ends them). The mode is always
     /// stateful: a child belongs to a session. Built within a tokio runtime, it starts the
-    /// pool's children at once.
+    /// pool's children at once, unless `config` serves the session-based family only (nobody
+    /// would use them).
     pub fn service(&self, config: Config) -> StreamableHttpService {
-        if tokio::runtime::Handle::try_current().is_ok() {
+        let per_request = config.served_families() != Families::SessionOnly;
+        if per_request && tokio::runtime::Handle::try_current().is_ok() {
             self.warm_pool();
         }
         let shared = Arc::clone(&self.shared);

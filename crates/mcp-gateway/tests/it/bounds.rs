@@ -2,7 +2,7 @@
 //! child that died, replaced for later requests rather than restarted under a session.
 
 use mcp_streamable_client::Family;
-use mcp_streamable_server::Config;
+use mcp_streamable_server::{Config, Families};
 use mcp_transport::{Connection, Sender};
 use serde_json::json;
 
@@ -58,4 +58,17 @@ async fn a_pool_child_that_died_is_replaced_for_later_requests() {
     assert_ne!(replaced, dead);
     gateway.shutdown().await;
     assert!(!alive(replaced));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_of_the_session_family_only_warms_no_pool() {
+    let config = Config::default().families(Families::SessionOnly);
+    let gateway = Running::start(child("normal"), options(), config).await;
+    let (mut conn, _) = session(&gateway.url).await;
+    let pid = child_pid(&mut conn, 1).await;
+    // By now a pool would have started: its children start with the service.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(gateway.gateway.children(), 1, "the session's child only");
+    assert!(alive(pid));
+    gateway.shutdown().await;
 }

@@ -238,6 +238,19 @@ impl Config {
         self
     }
 
+    /// The protocol families this configuration serves (see [`families`](Self::families)): for
+    /// what is built around the service, e.g. a pool that only per-request clients use.
+    ///
+    /// ```
+    /// use mcp_streamable_server::{Config, Families};
+    ///
+    /// let config = Config::default().families(Families::SessionOnly);
+    /// assert_eq!(config.served_families(), Families::SessionOnly);
+    /// ```
+    pub fn served_families(&self) -> Families {
+        self.families
+    }
+
     /// Shorthand for `mode(Mode::Stateless)`.
     pub fn stateless(self) -> Self {
         self.mode(Mode::Stateless)
