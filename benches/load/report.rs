@@ -143,8 +143,8 @@ pub(crate) struct DeathReport {
     /// Each trial whose client saw an error in time: milliseconds from `kill -9` of the child
     /// to the end of the call that waited on it.
     pub(crate) seen_ms: Vec<f64>,
-    /// The median of `seen_ms` (NaN for none).
-    pub(crate) median_ms: f64,
+    /// The median of `seen_ms`, if any.
+    pub(crate) median_ms: Option<f64>,
     /// Trials whose call was still waiting at the bound: the client was never told.
     pub(crate) not_seen: usize,
     /// What the first clients saw.
@@ -162,7 +162,7 @@ impl fmt::Display for DeathReport {
             "{} trials: error seen after {} ms (median {:.1} ms); never told: {}",
             r.trials,
             seen.join(", "),
-            r.median_ms,
+            r.median_ms.unwrap_or(f64::NAN),
             r.not_seen
         )?;
         for sample in &r.samples {

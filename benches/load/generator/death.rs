@@ -3,7 +3,7 @@
 //! `benches/peers/gateways/echo_child.py`), starts a `sleep` call that the child would answer
 //! a minute later, and once that call has been in flight for a moment, kills the child with
 //! SIGKILL; the time runs from the kill to the call's end, whatever it is: an error response,
-//! an HTTP error or the connection closed. A call still waiting after `BOUND` counts as never
+//! a tool result marked `isError`, an HTTP error or the connection closed. A call still waiting after `BOUND` counts as never
 //! told.
 
 use std::process::Command;
@@ -44,7 +44,7 @@ pub(crate) async fn run(target: Target, trials: usize) -> anyhow::Result<DeathRe
             Err(err) => report.errors.push(format!("trial {trial}: {err:#}")),
         }
     }
-    report.median_ms = median(report.seen_ms.clone());
+    report.median_ms = Some(median(report.seen_ms.clone())).filter(|ms| ms.is_finite());
     Ok(report)
 }
 
@@ -76,6 +76,11 @@ async fn once(target: &Target) -> anyhow::Result<Option<(f64, String)>> {
     let (result, at) = ended?;
     let ms = at.saturating_duration_since(killed).as_secs_f64() * 1e3;
     match result {
+        // A tool error result is how some gateways tell (PyPI's mcp-proxy): the client sees it.
+        Ok(reply) if is_tool_error(reply.result.get()) => Ok(Some((
+            ms,
+            shorten(&format!("tool error result {}", reply.result)),
+        ))),
         Ok(reply) => bail!("the call was answered after its child was killed: {reply:?}"),
         Err(err) => Ok(Some((ms, shorten(&format!("{err:#}"))))),
     }
@@ -88,6 +93,12 @@ fn pid_of(result: &str) -> anyhow::Result<u32> {
         .as_str()
         .and_then(|text| text.parse().ok())
         .with_context(|| format!("no process id in {result}"))
+}
+
+/// Whether a `tools/call` result says it failed (`"isError": true`).
+fn is_tool_error(result: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(result)
+        .is_ok_and(|value| value["isError"] == serde_json::Value::Bool(true))
 }
 
 fn shorten(text: &str) -> String {
@@ -103,5 +114,7 @@ mod tests {
         let result = r#"{"content":[{"type":"text","text":"4242"}]}"#;
         assert_eq!(pid_of(result).unwrap(), 4242);
         assert!(pid_of(r#"{"content":[]}"#).is_err());
+        assert!(is_tool_error(r#"{"content":[],"isError":true}"#));
+        assert!(!is_tool_error(r#"{"content":[]}"#));
     }
 }

@@ -99,8 +99,9 @@ pub(crate) const GATEWAYS: &[Gateway] = &[
         key: "mcp-proxy-npm",
         product: Product::McpProxyNpm,
         description: "`mcp-proxy --host 127.0.0.1 --server stream -- python3 echo_child.py`, \
-                      otherwise its defaults (a child per session, 2026-07-28 served beside \
-                      (`--modern`), an event store)",
+                      otherwise its defaults: one child shared by every session (so a new \
+                      session spawns nothing), 2026-07-28 served beside (`--modern`), an event \
+                      store",
         families: &[Family::Sessions, Family::PerRequest],
         program: Program::McpProxyNpm,
     },
