@@ -135,6 +135,43 @@ pub(crate) struct FailoverReport {
     pub(crate) error_samples: Vec<String>,
 }
 
+/// How long clients waited to learn that their gateway's child died (`mcp-load --mode death`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct DeathReport {
+    /// Trials asked for.
+    pub(crate) trials: usize,
+    /// Each trial whose client saw an error in time: milliseconds from `kill -9` of the child
+    /// to the end of the call that waited on it.
+    pub(crate) seen_ms: Vec<f64>,
+    /// The median of `seen_ms`, if any.
+    pub(crate) median_ms: Option<f64>,
+    /// Trials whose call was still waiting at the bound: the client was never told.
+    pub(crate) not_seen: usize,
+    /// What the first clients saw.
+    pub(crate) samples: Vec<String>,
+    /// Trials that could not run (no session, no process id...), with why.
+    pub(crate) errors: Vec<String>,
+}
+
+impl fmt::Display for DeathReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self;
+        let seen: Vec<String> = r.seen_ms.iter().map(|ms| format!("{ms:.1}")).collect();
+        writeln!(
+            f,
+            "{} trials: error seen after {} ms (median {:.1} ms); never told: {}",
+            r.trials,
+            seen.join(", "),
+            r.median_ms.unwrap_or(f64::NAN),
+            r.not_seen
+        )?;
+        for sample in &r.samples {
+            writeln!(f, "  saw: {sample}")?;
+        }
+        errors(f, r.errors.len() as u64, &r.errors)
+    }
+}
+
 impl fmt::Display for CallsReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self;

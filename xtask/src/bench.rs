@@ -1,7 +1,11 @@
 //! `cargo xtask bench`: the criterion benchmarks of the `benches` package, and with `--load`
-//! the load benchmark (`benches/load/`), which rewrites `BENCHMARKS.md`.
+//! the load benchmark (`benches/load/`), which rewrites `BENCHMARKS.md`; with `--gateways`, the
+//! load suite's gateway comparison alone, which rewrites its own section of it.
 
-use anyhow::Result;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
 
 use crate::{UsageError, cmd};
 
@@ -13,6 +17,8 @@ pub(crate) struct Options {
     criterion_args: Vec<String>,
     /// Run the load benchmark instead of the criterion benchmarks.
     load: bool,
+    /// Run the load suite's gateway comparison alone (implies `load`).
+    gateways: bool,
 }
 
 impl Options {
@@ -25,6 +31,10 @@ impl Options {
             match arg.as_str() {
                 "--" => options.criterion_args.extend(args.by_ref().cloned()),
                 "--load" => options.load = true,
+                "--gateways" => {
+                    options.load = true;
+                    options.gateways = true;
+                }
                 _ => options.criterion_args.push(arg.clone()),
             }
         }
@@ -46,6 +56,9 @@ pub(crate) fn run(options: &Options) -> Result<()> {
 /// Builds the servers and the load generator in release and runs `mcp-load-suite`, which
 /// pins each server to one core and the generator to the other and writes `BENCHMARKS.md`.
 fn run_load(options: &Options) -> Result<()> {
+    if options.gateways {
+        return run_gateways(options);
+    }
     // The rows of several nodes run on a redis-server the suite starts.
     crate::redis::ensure()?;
     cmd::run(&mut cmd::cargo(&[
@@ -84,6 +97,83 @@ fn run_load(options: &Options) -> Result<()> {
     cmd::run(&mut command)
 }
 
+/// The gateway comparison: our gateway and the load generator built in release, the peers
+/// installed, then `mcp-load-suite --gateways`, which rewrites the gateway section of
+/// `BENCHMARKS.md` only.
+fn run_gateways(options: &Options) -> Result<()> {
+    cmd::run(&mut cmd::cargo(&[
+        "build",
+        "--release",
+        "--package",
+        "mcp-gateway",
+        "--package",
+        "benches",
+        "--bin",
+        "mcp-gateway",
+        "--bin",
+        "mcp-load",
+        "--bin",
+        "mcp-load-suite",
+    ]))?;
+    install_gateway_peers()?;
+    let target = cmd::target_dir()?;
+    let mut command = Command::new(target.join("release").join("mcp-load-suite"));
+    command
+        .arg("--gateways")
+        .arg("--output")
+        .arg(crate::project_root().join("BENCHMARKS.md"))
+        .args(&options.criterion_args)
+        .current_dir(crate::project_root());
+    cmd::run(&mut command)
+}
+
+/// Where the PyPI gateway's venv goes (ignored, with the other tools).
+const GATEWAYS_VENV: &str = ".tools/gateways-py";
+
+/// The step "gateway peers": supergateway and npm's mcp-proxy with `npm ci` from the lock file
+/// of `benches/peers/gateways` (Node.js from `.tools/node`, as the interop suite's), and PyPI's
+/// mcp-proxy into a venv from its `requirements.txt`; each skipped when already installed from
+/// the same pins. Not part of `cargo xtask ci`.
+fn install_gateway_peers() -> Result<()> {
+    eprintln!("xtask: gateway peers (benches/peers/gateways)");
+    let root = crate::project_root();
+    let peers = root.join("benches/peers/gateways");
+    crate::tools::npm_ci(&peers, "the gateways supergateway and mcp-proxy (npm)")?;
+    let requirements = std::fs::read_to_string(peers.join("requirements.txt"))
+        .context("reading benches/peers/gateways/requirements.txt")?;
+    let venv = root.join(GATEWAYS_VENV);
+    let stamp = venv.join(".gateways-stamp");
+    let installed = venv.join("bin/mcp-proxy").is_file()
+        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == requirements);
+    if installed {
+        return Ok(());
+    }
+    make_venv(&venv, &peers.join("requirements.txt"))?;
+    std::fs::write(&stamp, requirements)?;
+    Ok(())
+}
+
+/// A fresh venv at `venv` with `requirements` installed by pip.
+fn make_venv(venv: &Path, requirements: &Path) -> Result<()> {
+    if venv.exists() {
+        std::fs::remove_dir_all(venv).with_context(|| format!("removing {}", venv.display()))?;
+    }
+    cmd::run(Command::new("python3").args(["-m", "venv"]).arg(venv))
+        .context("could not create the gateways' venv (python3 with its venv module)")?;
+    let mut pip = Command::new(venv.join("bin/python"));
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ])
+    .args(["--timeout", "60", "--retries", "2", "-r"])
+    .arg(requirements)
+    .stdout(std::io::stderr());
+    cmd::run(&mut pip).context("could not install mcp-proxy from PyPI")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +197,13 @@ mod tests {
         assert!(options.load);
         assert_eq!(options.criterion_args, ["--duration", "2"]);
         assert!(!Options::parse(&args("--quick")).unwrap().load);
+    }
+
+    #[test]
+    fn gateways_select_the_gateway_comparison_of_the_load_benchmark() {
+        let options = Options::parse(&args("--gateways -- --runs 1")).unwrap();
+        assert!(options.load && options.gateways);
+        assert_eq!(options.criterion_args, ["--runs", "1"]);
+        assert!(!Options::parse(&args("--load")).unwrap().gateways);
     }
 }

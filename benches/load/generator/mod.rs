@@ -5,6 +5,9 @@
 //!          [--server-pid PID ...] [--side-pid NAME=PID ...] [--protocol 2026-07-28] [--json]
 //! mcp-load --url URL --mode idle --server-pid PID [--sessions N] [--close] [--json]
 //! mcp-load --url URL --mode stream --server-pid PID [--notifications N] [--batch K] [--json]
+//! mcp-load --url URL --mode starts [--concurrency C] [--duration T] [--warmup W]
+//!          [--server-pid PID] [--protocol 2026-07-28] [--json]
+//! mcp-load --url URL --mode death [--trials N] [--json]
 //! ```
 //!
 //! Plain hyper, HTTP/1.1, `TCP_NODELAY`, one connection per session, on one thread (pin it
@@ -28,6 +31,13 @@
 //! - `stream`: one session receives `N` notifications on its standalone GET stream from a
 //!   server with the `flood` tool (`mcp-flood`), in batches of `K`; reports the server's
 //!   `VmRSS` along the way.
+//! - `starts`: new clients in a closed loop, `C` at a time, each a fresh connection, the
+//!   session's start (nothing per request), one `echo` answered and DELETE; reports starts
+//!   per second, the time to the first answer and the server's CPU per start (a gateway's
+//!   cost of a new client).
+//! - `death`: against a gateway fronting `benches/peers/gateways/echo_child.py`, `N` trials of
+//!   a session's child killed (SIGKILL, its pid from the `pid` tool) while a `sleep` call
+//!   waits on it; reports the time from the kill to the client's error.
 //!
 //! `--bearer TOKEN` sends `Authorization: Bearer TOKEN` on every request, for a protected
 //! server; with `--dpop-key FILE --dpop-htu URL`, `Authorization: DPoP TOKEN` and a fresh DPoP
@@ -36,11 +46,13 @@
 //! `--json` prints one JSON object (`report.rs`) instead of text.
 
 mod calls;
+mod death;
 mod dpop;
 mod idle;
 mod per_request;
 mod reply;
 mod session;
+mod starts;
 mod stream;
 
 use std::time::Duration;
@@ -62,6 +74,10 @@ pub enum Mode {
     Idle,
     /// One session's standalone stream receiving notifications: the server's memory.
     Stream,
+    /// New clients in a closed loop (start, one call, end): starts per second.
+    Starts,
+    /// A session's child killed while a call waits on it: the time to the client's error.
+    Death,
 }
 
 /// The load generator of the load benchmark: plain hyper, HTTP/1.1, one connection per session,
@@ -97,6 +113,9 @@ pub struct Args {
     /// Closes each idle session's connection once it is initialized (`idle`).
     #[arg(long)]
     pub close: bool,
+    /// Trials (`death`).
+    #[arg(long, default_value_t = 5, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub trials: usize,
     /// Notifications to receive (`stream`).
     #[arg(long, default_value_t = 1_000_000)]
     pub notifications: u64,
@@ -139,8 +158,8 @@ fn per_request_version(value: &str) -> Result<String, String> {
 
 /// Runs `mcp-load`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if args.protocol.is_some() && args.mode != Mode::Calls {
-        bail!("--protocol 2026-07-28 has no sessions: it goes with --mode calls only");
+    if args.protocol.is_some() && !matches!(args.mode, Mode::Calls | Mode::Starts) {
+        bail!("--protocol 2026-07-28 has no sessions: it goes with --mode calls or starts only");
     }
     let mut target = Target::parse(&args.url)?;
     match (&args.bearer, &args.dpop_key, &args.dpop_htu) {
@@ -166,22 +185,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .copied()
             .with_context(|| "this mode needs --server-pid")
     };
+    let plan = |target| calls::Plan {
+        target,
+        concurrency: args.concurrency,
+        window: measure::Plan {
+            warmup: args.warmup,
+            duration: args.duration,
+            watched: Watched {
+                server_pids: args.server_pids.clone(),
+                side_pids: args.side_pids.clone(),
+            },
+        },
+    };
     match args.mode {
-        Mode::Calls => {
-            let plan = calls::Plan {
-                target,
-                concurrency: args.concurrency,
-                window: measure::Plan {
-                    warmup: args.warmup,
-                    duration: args.duration,
-                    watched: Watched {
-                        server_pids: args.server_pids.clone(),
-                        side_pids: args.side_pids.clone(),
-                    },
-                },
-            };
-            report::print(&runtime.block_on(calls::run(plan))?, args.json)
-        }
+        Mode::Calls => report::print(&runtime.block_on(calls::run(plan(target)))?, args.json),
+        Mode::Starts => report::print(&runtime.block_on(starts::run(plan(target)))?, args.json),
+        Mode::Death => report::print(
+            &runtime.block_on(death::run(target, args.trials))?,
+            args.json,
+        ),
         Mode::Idle => {
             let report = runtime.block_on(idle::run(target, args.sessions, args.close, pid()?))?;
             report::print(&report, args.json)

@@ -34,6 +34,10 @@
 //!    its own `redis-server` for them (a free loopback port, a temporary directory, stopped at
 //!    the end), pinned with the servers, and counts its CPU apart.
 //!
+//! 6. Gateways (`--gateways`, run alone): ours (`mcp-gateway serve`) against supergateway and
+//!    mcp-proxy (npm and PyPI) in front of the same stdio child (`gateways/`); its section
+//!    replaces the one of the same title in `--output`, and a run without it keeps that section.
+//!
 //! `--servers ''`, `--idle-sessions 0`, `--notifications 0`, `--client-callers 0`,
 //! `--redis-sessions 0` and `--failover-trials 0` each skip their section.
 //!
@@ -46,6 +50,7 @@ mod auth;
 mod cells;
 mod client;
 mod figures;
+mod gateways;
 mod machine;
 mod nodes;
 mod quiet;
@@ -100,7 +105,8 @@ pub struct Args {
         value_parser = cli::trimmed::<usize>
     )]
     pub concurrency: Vec<usize>,
-    /// The servers of the throughput runs, by key; every one but `ours-no-store` by default.
+    /// The servers of the throughput runs, by key; every one but `ours-no-store` and
+    /// `ours-otel` by default.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Idle sessions opened on each server (fewer than 2: not run).
@@ -127,6 +133,25 @@ pub struct Args {
     /// Failover trials.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = cli::trimmed::<usize>)]
     pub failover_trials: usize,
+    /// Runs the gateway comparison alone (`mcp-gateway` against supergateway and mcp-proxy),
+    /// its section replacing the old one in `--output`.
+    #[arg(long)]
+    pub gateways: bool,
+    /// The gateways compared, by key; every one by default.
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    pub gateway_list: Option<Vec<String>>,
+    /// Sessions, or per-request connections, of the gateways' closed loops.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub gateway_concurrency: usize,
+    /// Idle sessions opened on each gateway (one child each).
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = RangedU64ValueParser::<usize>::new().range(2..))]
+    pub gateway_idle_sessions: usize,
+    /// Children killed per gateway and run.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub death_trials: usize,
+    /// The project's root, where the gateways' child and the installed peers are.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
 }
 
 /// What the suite runs: the command line, its lists resolved.
@@ -148,6 +173,8 @@ struct Options {
     quiet_wait: f64,
     redis_sessions: usize,
     failover_trials: usize,
+    /// The gateway comparison, when it runs (alone).
+    gateways: Option<gateways::Plan>,
 }
 
 impl Options {
@@ -158,7 +185,9 @@ impl Options {
         })?
         .unwrap_or_else(|| {
             let all = servers::SERVERS.iter();
-            all.filter(|server| server.key != "ours-no-store").collect()
+            let asked_only = ["ours-no-store", "ours-otel"];
+            all.filter(|server| !asked_only.contains(&server.key))
+                .collect()
         });
         let clients = pick(args.clients.as_deref(), client::CLIENTS, "client", |c| {
             c.key
@@ -188,6 +217,16 @@ impl Options {
             quiet_wait: args.quiet_wait,
             redis_sessions: args.redis_sessions,
             failover_trials: args.failover_trials,
+            gateways: args.gateways.then(|| gateways::Plan {
+                root: args.root,
+                keys: args.gateway_list,
+                concurrency: args.gateway_concurrency,
+                duration: args.duration,
+                warmup: args.warmup,
+                runs: args.runs,
+                idle_sessions: args.gateway_idle_sessions,
+                death_trials: args.death_trials,
+            }),
         })
     }
 
@@ -239,6 +278,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         redis: None,
         auth: None,
     };
+    if let Some(plan) = &options.gateways {
+        return compare_gateways(plan, &launcher, &options);
+    }
     let redis = redis(&mut options, &mut launcher);
     let auth_dir = std::env::temp_dir().join(format!("mcp-load-suite-{}", std::process::id()));
     authority(&mut options, &mut launcher, &auth_dir);
@@ -308,6 +350,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let markdown = render(&options, &results, &date, &machine, &launcher, &quiet);
     println!("{markdown}");
     if let Some(path) = &options.output {
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        let markdown = gateways::carry_over(&old, &markdown);
         std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("mcp-load-suite: wrote {}", path.display());
     }
@@ -315,6 +359,40 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "mcp-load-suite: done in {:.0} s",
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The gateway comparison alone: its section printed, and spliced into `--output`.
+fn compare_gateways(
+    plan: &gateways::Plan,
+    launcher: &Launcher,
+    options: &Options,
+) -> anyhow::Result<()> {
+    let date = machine::now_utc();
+    let machine = machine::describe();
+    eprintln!("mcp-load-suite: gateways: {machine}");
+    let mut quiet = Quiet::new(options.quiet_wait);
+    let pinning = if launcher.pin {
+        "each gateway (and its children) pinned to CPU 0 and the load generator to CPU 1"
+    } else {
+        "no pinning"
+    };
+    let measured = gateways::run(plan, launcher, &mut quiet)?;
+    let context = format!(
+        "Measured on {date} by `mcp-load-suite --gateways` on {machine}; {pinning}. {}",
+        quiet.summary()
+    );
+    let section = measured.section(plan, &context);
+    println!("{section}");
+    if let Some(path) = &options.output {
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        std::fs::write(path, gateways::splice(&old, &section))
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!(
+            "mcp-load-suite: wrote the gateway section of {}",
+            path.display()
+        );
+    }
     Ok(())
 }
 

@@ -70,7 +70,8 @@ enum Program {
     Protected { dpop: bool },
 }
 
-/// Every server the suite knows, in table order; `ours-no-store` runs only when asked for. The
+/// Every server the suite knows, in table order; `ours-no-store` and `ours-otel` run only when
+/// asked for. The
 /// `-26` ones are the same programs spoken to the per-request way of 2026-07-28.
 pub(crate) const SERVERS: &[ServerKind] = &[
     ServerKind {
@@ -111,6 +112,18 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--no-event-store"],
+    },
+    ServerKind {
+        key: "ours-otel",
+        label: "ours, OpenTelemetry exported",
+        description: "`echo_server --metrics 127.0.0.1:0`: as `ours`, with OpenTelemetry's SDK \
+                      installed (the server's `otel` feature records into a meter provider \
+                      whose Prometheus reader serves `/metrics`) where `ours` records into the \
+                      no-op providers; run only when asked for, beside `ours` (issue 29)",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::EchoServer,
+        args: &["--metrics", "127.0.0.1:0"],
     },
     ServerKind {
         key: "ours-bearer",
@@ -342,7 +355,7 @@ impl Launcher {
 
     /// A command running `program args` on `cpu` (when pinning), with the file descriptor
     /// limit raised to the hard limit (ten thousand idle sessions need as many sockets).
-    fn command(&self, cpu: u8, program: &Path, args: &[String]) -> Command {
+    pub(crate) fn command(&self, cpu: u8, program: &Path, args: &[String]) -> Command {
         let mut command = cli::command("sh");
         command.args([
             "-c",
@@ -429,7 +442,13 @@ impl Launcher {
 
     /// Starts `program args` on `cpu` and waits for its `listening on URL` line; its stderr
     /// goes to a file named after `log`.
-    fn spawn(&self, log: &str, cpu: u8, program: &Path, args: &[&str]) -> anyhow::Result<Server> {
+    pub(crate) fn spawn(
+        &self,
+        log: &str,
+        cpu: u8,
+        program: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<Server> {
         if !program.exists() {
             bail!(
                 "{} not found: build it in release first (cargo build --release -p benches \
@@ -532,6 +551,24 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// A server started by other means, listening at `url`.
+    pub(crate) fn from_child(child: Child, url: String) -> Server {
+        let pid = child.id();
+        Server {
+            child,
+            pid,
+            pids: vec![pid],
+            side: Vec::new(),
+            url,
+            others: Vec::new(),
+        }
+    }
+
+    /// Its exit status, if it has exited.
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
     /// What `mcp-load --mode idle` is told to open `sessions` idle sessions on this server,
     /// each session's connection closed once it is initialized when `close`.
     pub(crate) fn idle_args(&self, sessions: usize, close: bool) -> Vec<String> {
