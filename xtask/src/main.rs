@@ -5,7 +5,8 @@
 //!   failure: `fmt`, `clippy`, `test`, `doc`, `interop`. `.ci/run` and the GitHub workflow call
 //!   this.
 //! - `cargo xtask bench [--] [CRITERION_ARGS...]`: the criterion benchmarks of `benches/`
-//!   (`--load`: the load benchmark, which rewrites `BENCHMARKS.md`).
+//!   (`--load`: the load benchmark, which rewrites `BENCHMARKS.md`; `--gateways`: the gateway
+//!   comparison alone, which rewrites its section of it).
 //! - `cargo xtask interop [--list] [FILTER]...`: our server against the official TypeScript and
 //!   Python SDK clients (`interop/`), each pair a real server process and a real client process.
 //!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
@@ -62,6 +63,9 @@ commands:
   bench [--] [ARGS...]        run the criterion benchmarks (`cargo bench -p benches`),
                               passing ARGS to criterion, e.g. `cargo xtask bench -- --quick`
   bench --load [-- ARGS...]   the load benchmark: rewrites BENCHMARKS.md (about 5 minutes)
+  bench --gateways [-- ARGS...]
+                              the gateway comparison (installs supergateway and mcp-proxy):
+                              rewrites its section of BENCHMARKS.md
   interop [FILTER]...         run our server against the TypeScript and Python SDK clients,
                               installing the pinned SDKs under .tools/ first; FILTERs pick the
                               pairs whose names contain one, e.g. `cargo xtask interop py-client`

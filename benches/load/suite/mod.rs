@@ -217,7 +217,7 @@ impl Options {
             quiet_wait: args.quiet_wait,
             redis_sessions: args.redis_sessions,
             failover_trials: args.failover_trials,
-            gateways: args.gateways.then(|| gateways::Plan {
+            gateways: args.gateways.then_some(gateways::Plan {
                 root: args.root,
                 keys: args.gateway_list,
                 concurrency: args.gateway_concurrency,

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::kinds::{Gateway, Product};
-use super::{Measure, Plan, Results};
+use super::plan::{Measure, Plan, Results};
 use crate::report::CallsReport;
 use crate::stats::median;
 use crate::suite::figures::{ratio, verdict};
