@@ -2,8 +2,8 @@
 //! server's `otel` feature records into (spans `mcp.server`, the `mcp.server.*` instruments).
 //!
 //! - `OTEL_EXPORTER_OTLP_ENDPOINT` set (OpenTelemetry's standard variable, e.g.
-//!   `http://127.0.0.1:4318`): spans and metrics go there over OTLP/HTTP in protobuf
-//!   (`/v1/traces`, `/v1/metrics`), and the `traceparent` a client puts in `_meta` becomes the
+//!   `http://127.0.0.1:4318`): spans and metrics go there over OTLP/HTTP in protobuf, or JSON
+//!   with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` (`/v1/traces`, `/v1/metrics`), and the `traceparent` a client puts in `_meta` becomes the
 //!   parent of the server's span (`TraceContextPropagator`). The exporter reads the other
 //!   standard variables itself (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`...).
 //! - `--metrics ADDR`: the metrics in Prometheus's text exposition format at
@@ -23,7 +23,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use opentelemetry_otlp::WithHttpConfig as _;
+use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -69,8 +69,10 @@ pub fn install(metrics: Option<&metrics::Registry>) -> anyhow::Result<Installed>
     }
     let mut tracers = None;
     if otlp {
+        let protocol = protocol()?;
         let spans = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
+            .with_protocol(protocol)
             .with_http_client(OnRuntime::new())
             .build()
             .context("the OTLP span exporter")?;
@@ -83,6 +85,7 @@ pub fn install(metrics: Option<&metrics::Registry>) -> anyhow::Result<Installed>
         tracers = Some(provider);
         let exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
+            .with_protocol(protocol)
             .with_http_client(OnRuntime::new())
             .build()
             .context("the OTLP metric exporter")?;
@@ -94,6 +97,22 @@ pub fn install(metrics: Option<&metrics::Registry>) -> anyhow::Result<Installed>
         tracers,
         meters: Some(meters),
     })
+}
+
+/// OpenTelemetry's standard variable for OTLP's encoding: `http/protobuf` (the default) or
+/// `http/json`; gRPC is not built in.
+pub const OTLP_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+
+/// The encoding `OTEL_EXPORTER_OTLP_PROTOCOL` asks for; an unknown one is an error naming the
+/// choices.
+fn protocol() -> anyhow::Result<opentelemetry_otlp::Protocol> {
+    match std::env::var(OTLP_PROTOCOL).as_deref() {
+        Err(_) | Ok("" | "http/protobuf") => Ok(opentelemetry_otlp::Protocol::HttpBinary),
+        Ok("http/json") => Ok(opentelemetry_otlp::Protocol::HttpJson),
+        Ok(other) => anyhow::bail!(
+            "{OTLP_PROTOCOL}={other} is not served: http/protobuf (the default) or http/json"
+        ),
+    }
 }
 
 /// `service.name` `echo_server` unless `OTEL_SERVICE_NAME` says otherwise (the SDK's detectors

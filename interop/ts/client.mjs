@@ -11,6 +11,8 @@
 //   oauth      against an `--auth-*` server: the SDK's OAuth flow with auth_server.mjs (oauth.mjs)
 //   failover   two `--redis` nodes: node A, which holds the session, killed mid-stream; the
 //              stream resumed through node B (node client.mjs URL_A failover URL_B PID_A)
+//   traceparent  a `traceparent` in a call's `_meta`; the server's span, exported over OTLP/JSON
+//              to this script's receiver on $MCP_OTLP_PORT, has it as its parent (trace.mjs)
 //
 // Prints `ok: ...` and exits 0, or `FAIL (step): reason` and exits 1. It never runs longer than
 // OVERALL_TIMEOUT_MS.
@@ -23,6 +25,7 @@ import {
   ProgressNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { runOAuth } from './oauth.mjs';
+import { runTraceparent } from './trace.mjs';
 
 const OVERALL_TIMEOUT_MS = 60_000;
 /** How long one awaited event (a broadcast, a resumed stream) may take. */
@@ -403,14 +406,15 @@ async function runFailover(urlA, urlB, pidA) {
 
 async function main() {
   const [url, scenario, ...rest] = process.argv.slice(2);
-  const scenarios = ['full', 'json', 'stateless', 'resume', 'oauth', 'failover'];
+  const scenarios = ['full', 'json', 'stateless', 'resume', 'oauth', 'failover', 'traceparent'];
   if (!url || !scenarios.includes(scenario) || (scenario === 'failover' && rest.length !== 2)) {
-    console.log('usage: node client.mjs URL full|json|stateless|resume|oauth, or URL_A failover URL_B PID_A');
+    console.log('usage: node client.mjs URL full|json|stateless|resume|oauth|traceparent, or URL_A failover URL_B PID_A');
     process.exit(2);
   }
   const runners = {
     resume: () => runResume(url),
     failover: () => runFailover(url, rest[0], rest[1]),
+    traceparent: () => runTraceparent(url, { step, check }),
     oauth: async () => {
       const log = [];
       try {

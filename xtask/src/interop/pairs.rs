@@ -55,6 +55,9 @@ pub(super) struct Pair {
     /// Whether the server is two echo_server nodes sharing a Redis (`nodes.rs`): the client is
     /// told both URLs and the first node's process id.
     pub(super) nodes: bool,
+    /// Whether the server exports its spans over OTLP/HTTP in JSON to a receiver the client
+    /// runs on a port the pair picks (`MCP_OTLP_PORT`).
+    pub(super) traced: bool,
 }
 
 pub(super) const fn pair(
@@ -70,6 +73,7 @@ pub(super) const fn pair(
         scenario,
         protected: false,
         nodes: false,
+        traced: false,
     }
 }
 
@@ -85,6 +89,15 @@ pub(super) const fn nodes(client: Peer, scenario: &'static str) -> Pair {
 pub(super) const fn protected(client: Peer, scenario: &'static str) -> Pair {
     Pair {
         protected: true,
+        ..pair(client, Ours, &[], scenario)
+    }
+}
+
+/// `client` against our echo server exporting its spans to the client's OTLP receiver, in
+/// `scenario`.
+pub(super) const fn traced(client: Peer, scenario: &'static str) -> Pair {
+    Pair {
+        traced: true,
         ..pair(client, Ours, &[], scenario)
     }
 }
@@ -148,6 +161,9 @@ pub(super) const PAIRS: &[Pair] = &[
     // Authorization: the SDK's OAuth client against our protected server, with a minimal
     // authorization server of the test's.
     protected(Ts, "oauth"),
+    // Telemetry (issue 29): the SDK's client puts a `traceparent` in a call's `_meta`; the
+    // server's span, exported over OTLP/JSON to the client's receiver, has it as its parent.
+    traced(Ts, "traceparent"),
     // Several nodes (issue 15): the SDK's client resumes through node b a stream whose holder,
     // node a, was killed mid-stream.
     nodes(Ts, "failover"),

@@ -53,6 +53,21 @@ pub(super) fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
     if let Some(issuer) = authorization.as_ref().map(Server::url) {
         command.args(protected_flags(issuer).map_err(|e| format!("{e:#}"))?);
     }
+    // A traced pair's receiver is the client's, on a port picked here that the server is told.
+    let otlp_port = match pair.traced {
+        true => Some(free_port().map_err(|e| details(format!("no free port: {e}")))?),
+        false => None,
+    };
+    if let Some(port) = otlp_port {
+        command
+            .env(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                format!("http://127.0.0.1:{port}"),
+            )
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+            // The batch exporter's wait before it sends: short, so the client need not wait.
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100");
+    }
     let mut server = Server::start(
         command,
         &file("server.out"),
@@ -60,9 +75,12 @@ pub(super) fn run_pair(peers: &Peers, pair: &Pair) -> Result<(), String> {
         peer::SERVER_START_TIMEOUT,
     )
     .map_err(|error| details(format!("the server did not start: {error:#}")))?;
-    let client = peers
+    let mut client = peers
         .client(pair, server.url())
         .map_err(|e| format!("{e:#}"))?;
+    if let Some(port) = otlp_port {
+        client.env("MCP_OTLP_PORT", port.to_string());
+    }
     let (ended, stdout) = peer::run_client(
         client,
         &file("client.out"),
@@ -142,6 +160,15 @@ fn judge(
         return Err(format!("the server panicked: {line}"));
     }
     Ok(())
+}
+
+/// A loopback port free now. The receiver that takes it starts a moment later: the server's
+/// first export comes after the client's call, so only another process binding the port in
+/// between could take it.
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 #[cfg(test)]

@@ -111,3 +111,20 @@ async fn o6_echo_server_exports_a_tools_call_span_over_otlp_parented_from_meta()
         Some(session.id.as_str())
     );
 }
+
+#[test]
+fn an_otlp_protocol_not_served_is_refused_naming_the_two() {
+    let output = crate::faults::echo_server_command()
+        .args(["--addr", "127.0.0.1:0"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("http/protobuf") && stderr.contains("http/json"),
+        "{stderr}"
+    );
+}
