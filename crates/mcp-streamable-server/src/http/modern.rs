@@ -44,7 +44,7 @@ pub(crate) async fn serve(
         ));
     }
     let (session, connection) = server.shared.start_transient(Lifetime::Request(version))?;
-    let request = server.start(connection, parts, session.span.clone());
+    let request = server.start_transient(connection, parts, session.span.clone());
     // Until the reply is settled, dropping this future (the client went away) cancels the
     // request: the reader does it once it exists, this guard before.
     let mut guard = CancelOnDrop(Some(Arc::clone(&session)));

@@ -311,7 +311,7 @@ async fn serve_stateless(
         charge,
     } = posted;
     let parts = Arc::unwrap_or_clone(request);
-    let request = server.start(connection, parts, session.span.clone());
+    let request = server.start_transient(connection, parts, session.span.clone());
     // Whatever ends this POST ends the session (and if this future is dropped, so is the
     // guard), except an SSE answer, whose body ends it when it ends. The application still
     // reads what was delivered, then sees the end.

@@ -26,26 +26,6 @@ use crate::protocol::transport::TransportHeaders;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The request parts, with header values and URI copied out of the connection's read buffer.
-///
-/// hyper hands out header values and the URI as slices of the buffer it read the request
-/// into; an application that keeps the parts for its session (as most do, to read them later)
-/// would keep that whole buffer, about 16 KiB, alive per session. The copy is a few hundred
-/// bytes, once per session.
-fn detach(mut parts: http::request::Parts) -> http::request::Parts {
-    for value in parts.headers.values_mut() {
-        if let Ok(copy) = http::HeaderValue::from_bytes(value.as_bytes()) {
-            let sensitive = value.is_sensitive();
-            *value = copy;
-            value.set_sensitive(sensitive);
-        }
-    }
-    if let Ok(uri) = http::Uri::try_from(parts.uri.to_string()) {
-        parts.uri = uri;
-    }
-    parts
-}
-
 /// The Streamable HTTP transport as a service: serves one MCP endpoint, all of its sessions.
 ///
 /// Build it from a [`Config`] and a factory that the service calls for each new session with
@@ -107,7 +87,7 @@ impl StreamableHttpService {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let factory = Box::new(move |conn, parts| {
-            Box::pin(factory(conn, detach(parts))) as Pin<Box<dyn Future<Output = ()> + Send>>
+            Box::pin(factory(conn, parts)) as Pin<Box<dyn Future<Output = ()> + Send>>
         });
         let config = config.with_cluster_stores();
         let service = StreamableHttpService {
@@ -447,36 +427,5 @@ mod tests {
             drop(response);
             assert_eq!(service.server.shared.sessions.all_with_transient().len(), 0);
         }
-    }
-}
-
-#[cfg(test)]
-mod detach_tests {
-    use bytes::Bytes;
-
-    use super::*;
-
-    #[test]
-    fn detached_parts_do_not_point_into_the_read_buffer() {
-        let buffer = Bytes::from_static(b"POST /mcp?x=1 HTTP/1.1\r\nauthorization: Bearer t\r\n");
-        let at = |needle: &str| {
-            let start = buffer
-                .windows(needle.len())
-                .position(|w| w == needle.as_bytes())
-                .unwrap();
-            buffer.slice(start..start + needle.len())
-        };
-        let value = http::HeaderValue::from_maybe_shared(at("Bearer t")).unwrap();
-        let uri = http::Uri::from_maybe_shared(at("/mcp?x=1")).unwrap();
-        let (mut parts, ()) = Request::post(uri).body(()).unwrap().into_parts();
-        parts.headers.insert("authorization", value);
-        let buffer_range = buffer.as_ptr_range();
-        let detached = detach(parts);
-        let header = &detached.headers["authorization"];
-        assert_eq!(header, "Bearer t");
-        assert!(!buffer_range.contains(&header.as_bytes().as_ptr()));
-        assert_eq!(detached.uri, "/mcp?x=1");
-        let path = detached.uri.path_and_query().unwrap().as_str();
-        assert!(!buffer_range.contains(&path.as_ptr()));
     }
 }
