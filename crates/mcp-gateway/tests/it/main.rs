@@ -7,6 +7,7 @@ mod connect;
 mod faults;
 mod harness;
 mod log;
+mod nodes;
 mod per_request;
 mod session;
 mod shutdown;
