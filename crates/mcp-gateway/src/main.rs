@@ -259,9 +259,11 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .max_message_size(args.max_message_size)
         .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
     if args.nodes.url.is_some() && args.no_event_store {
-        return Err("--redis shares sessions and their streams: it does not go with \
+        return Err(
+            "--redis shares sessions and their streams: it does not go with \
                     --no-event-store"
-            .into());
+                .into(),
+        );
     }
     let idle_timeout = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let mut config = Config::default()

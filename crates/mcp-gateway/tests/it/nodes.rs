@@ -149,7 +149,11 @@ async fn post(
         })
     };
     let chunked = header("transfer-encoding").is_some_and(|v| v.contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
     (status, header("mcp-session-id"), messages(&body))
 }
 
@@ -199,7 +203,16 @@ async fn open(addr: SocketAddr) -> String {
 
 /// The pid the session's child reports, asked through `addr` under request id `id`.
 async fn pid_through(addr: SocketAddr, session: &str, id: i64) -> i32 {
-    let params = json!({"name": "pid", "arguments": {}});
+    call_through(addr, session, id, "pid")
+        .await
+        .parse()
+        .unwrap()
+}
+
+/// The text of the session's child's answer to tool `tool`, called through `addr` under
+/// request id `id`.
+async fn call_through(addr: SocketAddr, session: &str, id: i64, tool: &str) -> String {
+    let params = json!({"name": tool, "arguments": {}});
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
     let (status, _, answer) = post(addr, Some(session), call).await;
     assert_eq!(status, 200, "{answer:?}");
@@ -209,12 +222,11 @@ async fn pid_through(addr: SocketAddr, session: &str, id: i64) -> i32 {
         .unwrap_or_else(|| panic!("no answer to {id}: {answer:?}"));
     let text = response["result"]["content"][0]["text"].as_str();
     text.unwrap_or_else(|| panic!("not a tool result: {response}"))
-        .parse()
-        .unwrap()
+        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sessions_child_lives_on_its_holder_whichever_node_a_call_reaches() {
+async fn a_sessions_child_lives_on_its_holder_and_a_new_one_on_the_node_it_is_handed_to() {
     let redis = RedisServer::start().expect("redis-server starts");
     let mut a = Node::start(&redis, "a").await;
     let mut b = Node::start(&redis, "b").await;
@@ -222,7 +234,10 @@ async fn a_sessions_child_lives_on_its_holder_whichever_node_a_call_reaches() {
 
     let on_a = pid_through(a.addr, &session, 1).await;
     let through_b = pid_through(b.addr, &session, 2).await;
-    assert_eq!(through_b, on_a, "b forwarded the call to the holder's child");
+    assert_eq!(
+        through_b, on_a,
+        "b forwarded the call to the holder's child"
+    );
     assert_eq!(parent_of(on_a), Some(a.pid), "the child is the holder's");
     a.note_children();
     assert!(
@@ -230,9 +245,13 @@ async fn a_sessions_child_lives_on_its_holder_whichever_node_a_call_reaches() {
         "b started no child for it"
     );
 
+    // SIGTERM: a stops its child and hands the session over (N5); b takes it at once.
     assert!(a.stop().await, "a exits cleanly");
-    assert!(b.stop().await, "b exits cleanly");
     until(|| !alive(on_a)).await;
+    let on_b = pid_through(b.addr, &session, 3).await;
+    assert_eq!(parent_of(on_b), Some(b.pid), "a new child, b's");
+    assert!(b.stop().await, "b exits cleanly");
+    until(|| !alive(on_b)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,8 +269,19 @@ async fn a_killed_holders_session_goes_on_with_a_new_child_on_the_node_that_took
     let new = pid_through(b.addr, &session, 2).await;
     assert_ne!(new, old, "a new child");
     assert_eq!(parent_of(new), Some(b.pid), "the new child is b's");
-    // The session goes on, on that child.
+    // The session goes on, on that child, which read the client's stored `initialize` and
+    // `notifications/initialized` before the call.
     assert_eq!(pid_through(b.addr, &session, 3).await, new);
+    let received: Vec<String> =
+        serde_json::from_str(&call_through(b.addr, &session, 4, "received").await).unwrap();
+    let expected = [
+        "initialize gateway-it",
+        "notifications/initialized",
+        "tools/call",
+        "tools/call",
+        "tools/call",
+    ];
+    assert_eq!(received, expected);
 
     assert!(b.stop().await, "b exits cleanly");
     until(|| !alive(new)).await;
