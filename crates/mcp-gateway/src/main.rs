@@ -123,6 +123,10 @@ struct ServeArgs {
     command: Vec<OsString>,
 }
 
+/// Why `--redis` and `--no-event-store` do not go together.
+const NO_STORE_WITH_REDIS: &str =
+    "--redis shares sessions and their streams: it does not go with --no-event-store";
+
 /// `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]`: one node of several
 /// sharing their sessions through Redis.
 #[derive(Debug, clap::Args)]
@@ -259,11 +263,8 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .max_message_size(args.max_message_size)
         .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
     if args.nodes.url.is_some() && args.no_event_store {
-        return Err(
-            "--redis shares sessions and their streams: it does not go with \
-                    --no-event-store"
-                .into(),
-        );
+        // The cluster's event store would silently replace "none".
+        return Err(NO_STORE_WITH_REDIS.into());
     }
     let idle_timeout = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let mut config = Config::default()
