@@ -49,6 +49,10 @@
 //! | longest line of a child's stdout | [`DEFAULT_MAX_MESSAGE_SIZE`] (4 MiB) | `--max-message-size` |
 //! | from SIGTERM to SIGKILL | [`DEFAULT_STOP_GRACE`] (5 s) | `--stop-grace` |
 //!
+//! Each constant's documentation says why. Everything else is the server crate's
+//! (`mcp_streamable_server`): `serve`'s limits, and streams resumable from an in-memory event
+//! store (the binary's default; `--no-event-store` turns it off).
+//!
 //! With `--redis URL` the gateway is one node of several sharing their sessions through Redis
 //! (`mcp_streamable_redis`, given to [`Config::cluster`](mcp_streamable_server::Config::cluster)):
 //! `--node NAME` (a random UUID by default), `--peer-addr IP:PORT` (where the other nodes reach
@@ -59,10 +63,6 @@
 //! again to the factory with the client's stored `initialize`, so a new child is started there
 //! and initialized as the first was (its answer goes to no client), then reads
 //! `notifications/initialized`; what the old child kept in memory is gone.
-//!
-//! Each constant's documentation says why. Everything else is the server crate's
-//! (`mcp_streamable_server`): `serve`'s limits, and streams resumable from an in-memory event
-//! store (the binary's default; `--no-event-store` turns it off).
 //!
 //! # As a library
 //!
