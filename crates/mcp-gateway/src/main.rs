@@ -8,6 +8,10 @@
 //! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP
 //! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
 //! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
+//! With `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]` it is one node
+//! of several sharing their sessions through Redis: a session's child lives on the node holding
+//! the session, the others forward its requests there, and a dead node's sessions are taken over
+//! by the next node that needs them, with a new child (what the old one kept in memory is gone).
 //!
 //! `connect` offers the Streamable HTTP server at URL on its stdin and stdout, for a host that
 //! runs stdio servers only: either protocol family (found out from the first request), streams
@@ -30,6 +34,7 @@ use mcp_gateway::{
 };
 use mcp_streamable_client::Client;
 use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
+use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::serve::{self as http, terminated};
 use mcp_streamable_server::{Config, InMemoryEventStore};
 use mcp_transport::Transport as _;
@@ -111,9 +116,70 @@ struct ServeArgs {
     /// what it missed, from memory, 1 MiB per session at most).
     #[arg(long, env = "MCP_NO_EVENT_STORE", value_parser = BoolishValueParser::new())]
     no_event_store: bool,
+    #[command(flatten)]
+    nodes: NodeArgs,
     /// The stdio MCP server to run, after `--`: its program and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+}
+
+/// Why `--redis` and `--no-event-store` do not go together.
+const NO_STORE_WITH_REDIS: &str =
+    "--redis shares sessions and their streams: it does not go with --no-event-store";
+
+/// `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]`: one node of several
+/// sharing their sessions through Redis.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Several nodes")]
+struct NodeArgs {
+    /// Makes this gateway one node of several sharing their sessions (and streams) through the
+    /// Redis at URL: a session's child lives on the node holding it, the others forward to it,
+    /// and a dead node's sessions are taken over, each with a new child.
+    #[arg(long = "redis", env = "MCP_REDIS", value_name = "URL")]
+    url: Option<String>,
+    /// The node's name, unique among the nodes (a random UUID by default).
+    #[arg(long, env = "MCP_NODE", value_name = "NAME", requires = "url")]
+    node: Option<String>,
+    /// Where to listen for the other nodes (a free loopback port by default: nodes on one host).
+    #[arg(long, env = "MCP_PEER_ADDR", value_name = "IP:PORT", requires = "url")]
+    peer_addr: Option<SocketAddr>,
+    /// The address the other nodes are told to reach this one at, when not `--peer-addr`.
+    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP:PORT", requires = "url")]
+    advertise: Option<SocketAddr>,
+}
+
+impl NodeArgs {
+    /// With `--redis`, connects to Redis, joins the nodes and gives `config` their cluster (whose
+    /// event store and session store replace any others), a session's keys living as long as
+    /// its idle timeout; without it, `config` as it is.
+    async fn apply(
+        self,
+        config: Config,
+        idle_timeout: Duration,
+    ) -> Result<Config, Box<dyn std::error::Error>> {
+        let Some(url) = self.url else {
+            return Ok(config);
+        };
+        let mut options = mcp_streamable_redis::Options::default().session_expiry(idle_timeout);
+        if let Some(node) = self.node {
+            options = options.node(node);
+        }
+        if let Some(addr) = self.peer_addr {
+            options = options.peer_addr(addr);
+        }
+        if let Some(addr) = self.advertise {
+            options = options.advertise(addr);
+        }
+        let backend = RedisBackend::connect(&url, options)
+            .await
+            .map_err(|e| format!("connecting to Redis at {url}: {e}"))?;
+        tracing::info!(
+            node = %backend.node(),
+            "one node of the sessions in Redis at {url}, reached by the other nodes at {}",
+            backend.address()
+        );
+        Ok(config.cluster(backend.cluster()))
+    }
 }
 
 fn seconds(value: &str) -> Result<Duration, String> {
@@ -196,12 +262,19 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .request_timeout(args.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
         .max_message_size(args.max_message_size)
         .stop_grace(args.stop_grace.unwrap_or(DEFAULT_STOP_GRACE));
+    if args.nodes.url.is_some() && args.no_event_store {
+        // The cluster's event store would silently replace "none".
+        return Err(NO_STORE_WITH_REDIS.into());
+    }
+    let idle_timeout = args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
     let mut config = Config::default()
         .max_sessions(args.max_sessions)
-        .idle_timeout(args.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT));
+        .idle_timeout(idle_timeout);
     if !args.no_event_store {
         config = config.event_store(InMemoryEventStore::default());
     }
+    // After the in-memory store, which Redis's replaces.
+    config = args.nodes.apply(config, idle_timeout).await?;
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let gateway = Gateway::new(command, options);

@@ -15,6 +15,8 @@ Tools (each `tools/call` runs on a thread of its own, so calls overlap):
   stderr {text}          writes the text on stderr, returns "written"
   garble {}              writes a line that is not JSON
   huge {bytes}           a text of `bytes` characters
+  received {}            the methods read so far, in order, as JSON (`initialize` as
+                         `initialize CLIENT-NAME`)
 """
 
 import json
@@ -29,6 +31,7 @@ state_lock = threading.Lock()
 cancelled_ids = []
 cancel_events = {}
 waiting_answers = {}
+received = []
 
 
 def send(message):
@@ -94,6 +97,9 @@ def call_tool(request):
         return None
     if name == "huge":
         return text("x" * args.get("bytes", 0))
+    if name == "received":
+        with state_lock:
+            return text(json.dumps(received))
     return {"content": [], "isError": True}
 
 
@@ -105,6 +111,13 @@ def serve_call(request):
 
 def handle(message):
     method = message.get("method")
+    if method is not None:
+        with state_lock:
+            if method == "initialize":
+                client = ((message.get("params") or {}).get("clientInfo") or {}).get("name")
+                received.append("initialize %s" % client)
+            else:
+                received.append(method)
     if method is None:
         with state_lock:
             slot = waiting_answers.get(message.get("id"))

@@ -1,12 +1,13 @@
 //! Integration tests of `mcp-gateway`: the gateway in front of a small stdio server
 //! (`tests/children/server.py`, run by python3), driven over HTTP on loopback by our client,
-//! in both families; and its faults, each a test.
+//! in both families; and its faults, each a test; two gateway processes as nodes on one Redis.
 
 mod bounds;
 mod connect;
 mod faults;
 mod harness;
 mod log;
+mod nodes;
 mod per_request;
 mod session;
 mod shutdown;
