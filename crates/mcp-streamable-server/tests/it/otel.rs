@@ -104,6 +104,18 @@ impl Recorded {
     }
 }
 
+/// Node `name` of `network`, recording into providers of its own.
+pub(crate) fn recorded_node(
+    network: &mcp_streamable_server::InMemoryNetwork,
+    name: &str,
+) -> (StreamableHttpService, Recorded) {
+    let (recorded, telemetry) = Recorded::new();
+    let config = Config::default()
+        .cluster(network.node(name))
+        .telemetry(telemetry);
+    (crate::harness::service(config), recorded)
+}
+
 pub(crate) fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
     attrs
         .iter()

@@ -9,7 +9,7 @@ use mcp_streamable_server::{Config, InMemoryEventStore, InMemoryNetwork, Streama
 use serde_json::json;
 
 use crate::harness::*;
-use crate::otel::Recorded;
+use crate::otel::{Recorded, recorded_node};
 
 const ENDED: &str = "mcp.server.session.ended";
 
@@ -63,13 +63,7 @@ async fn o4_sessions_ended_by_shutdown_end_as_shutdown() {
 #[tokio::test]
 async fn o4_a_copy_another_node_took_over_ends_as_taken_over() {
     let network = InMemoryNetwork::default();
-    let node = |name: &str| {
-        let (recorded, telemetry) = Recorded::new();
-        let config = Config::default()
-            .cluster(network.node(name))
-            .telemetry(telemetry);
-        (service(config), recorded)
-    };
+    let node = |name: &str| recorded_node(&network, name);
     let ((a, on_a), (b, on_b)) = (node("a"), node("b"));
     let sid = initialize(&a, "2025-11-25").await;
     network.lapse("a");

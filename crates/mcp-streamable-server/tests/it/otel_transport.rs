@@ -12,7 +12,7 @@ use mcp_streamable_server::{
 use serde_json::json;
 
 use crate::harness::*;
-use crate::otel::Recorded;
+use crate::otel::{Recorded, recorded_node};
 
 const STORE_DURATION: &str = "mcp.server.store.duration";
 
@@ -80,13 +80,7 @@ async fn o4_store_calls_are_timed_by_operation_and_their_failures_counted() {
 #[tokio::test]
 async fn o4_forwards_and_takeovers_are_counted_by_the_node_that_made_them() {
     let network = InMemoryNetwork::default();
-    let node = |name: &str| {
-        let (recorded, telemetry) = Recorded::new();
-        let config = Config::default()
-            .cluster(network.node(name))
-            .telemetry(telemetry);
-        (service(config), recorded)
-    };
+    let node = |name: &str| recorded_node(&network, name);
     let ((a, on_a), (b, on_b)) = (node("a"), node("b"));
     let sid = initialize(&a, "2025-11-25").await;
     call_tool(&b, &sid, 1, "progress", json!({"steps": 1})).await;
@@ -111,13 +105,7 @@ async fn o4_forwards_and_takeovers_are_counted_by_the_node_that_made_them() {
 #[tokio::test]
 async fn o4_a_clusters_calls_are_timed_by_operation() {
     let network = InMemoryNetwork::default();
-    let node = |name: &str| {
-        let (recorded, telemetry) = Recorded::new();
-        let config = Config::default()
-            .cluster(network.node(name))
-            .telemetry(telemetry);
-        (service(config), recorded)
-    };
+    let node = |name: &str| recorded_node(&network, name);
     let ((a, on_a), (b, on_b)) = (node("a"), node("b"));
     let operation = |name| Some(("mcp.store.operation", name));
     let sid = initialize(&a, "2025-11-25").await;
