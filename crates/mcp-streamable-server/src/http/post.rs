@@ -211,7 +211,7 @@ async fn serve_named(
     let owner = owner(&posted.request);
     let Some(nodes) = &server.nodes else {
         let session = server.shared.find_session(id, owner.as_ref()).await?;
-        return serve(&session, &mut Some(posted), version, None)
+        return serve(&session, &mut Some(posted), version, None, None)
             .await
             .map_err(Tried::into_reject);
     };
@@ -222,7 +222,8 @@ async fn serve_named(
         let body = posted.as_ref().map(|p| &p.body);
         match remote::reach(server, nodes, &mut ask, body).await? {
             Reached::Here(session) => {
-                match serve_reached(&session, &mut posted, version, &ask).await {
+                let forward = ask.sent.then_some(ask.id.as_str());
+                match serve(&session, &mut posted, version, None, forward).await {
                     Err(Tried::Elsewhere) => {}
                     Err(Tried::Fenced) => nodes.cluster.lease().changed_within(LEASE_WAIT).await,
                     Err(Tried::Refused(reject)) => return Err(reject),
@@ -289,7 +290,7 @@ async fn start_session(
         session.span.clone(),
     );
     let posted = Posted::new(request, body, charge);
-    let mut response = serve(&session, &mut Some(posted), version, requested)
+    let mut response = serve(&session, &mut Some(posted), version, requested, None)
         .await
         .map_err(Tried::into_reject)?;
     if let Some(value) = session.id_header.clone() {
@@ -318,7 +319,7 @@ async fn serve_stateless(
     let mut guard = CloseOnDrop(Some(Arc::clone(&session)));
     let posted = Posted::new(request, body, charge);
     let mut posted = Some(posted);
-    let response = serve(&session, &mut posted, version, None)
+    let response = serve(&session, &mut posted, version, None, None)
         .await
         .map_err(Tried::into_reject);
     if response
@@ -342,30 +343,17 @@ impl Drop for CloseOnDrop {
 }
 
 /// Delivers the messages to a session held here and answers: 202, JSON, or an SSE stream (S4,
-/// S5).
+/// S5). A POST that went looking for its session's holder (N9) and was sent to one before it
+/// found the session here (taken over, or back) goes under its forward's id, so that what that
+/// holder began is not run again here but given from its stream.
 async fn serve(
     session: &Arc<Session>,
     posted: &mut Option<Posted>,
     version: Option<ProtocolVersion>,
     requested: Option<ProtocolVersion>,
+    forward: Option<&str>,
 ) -> Result<Response<ResponseBody>, Tried> {
-    let opened = open(session, posted, version, requested, None, 0)
-        .instrument(session.span.clone())
-        .await?;
-    Ok(respond(session, opened, false).await?)
-}
-
-/// [`serve`] for a POST that went looking for its session's holder (N9) and found it here
-/// (taken over, or back): once sent to a holder, under its forward's id, so that what that
-/// holder began is not run again here but given from its stream.
-async fn serve_reached(
-    session: &Arc<Session>,
-    posted: &mut Option<Posted>,
-    version: Option<ProtocolVersion>,
-    ask: &Ask,
-) -> Result<Response<ResponseBody>, Tried> {
-    let forward = ask.sent.then_some(ask.id.as_str());
-    let opened = open(session, posted, version, None, forward, 0)
+    let opened = open(session, posted, version, requested, forward, 0)
         .instrument(session.span.clone())
         .await?;
     Ok(respond(session, opened, false).await?)
