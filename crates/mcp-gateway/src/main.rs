@@ -5,7 +5,8 @@
 //! mcp-gateway connect http://127.0.0.1:8080/mcp --header 'X-Api-Key: secret'
 //! ```
 //!
-//! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port), serves MCP
+//! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port; `https://`
+//! with `--tls-cert FILE --tls-key FILE`, TLS terminated by rustls), serves MCP
 //! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
 //! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
 //! With `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]` it is one node
@@ -53,6 +54,8 @@ struct Cli {
 }
 
 #[derive(Debug, clap::Subcommand)]
+// Parsed once, at start: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Direction {
     /// Serves a stdio MCP server over Streamable HTTP: one child per session (started on
     /// `initialize`, stopped when the session ends), a warm pool for per-request (2026-07-28)
@@ -118,6 +121,13 @@ struct ServeArgs {
     no_event_store: bool,
     #[command(flatten)]
     nodes: NodeArgs,
+    /// Terminates TLS with this certificate chain (PEM), serving `https://` with HTTP/2 and
+    /// HTTP/1.1 by ALPN; with `--tls-key`.
+    #[arg(long, env = "MCP_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, env = "MCP_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// The stdio MCP server to run, after `--`: its program and arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -275,15 +285,23 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     // After the in-memory store, which Redis's replaces.
     config = args.nodes.apply(config, idle_timeout).await?;
+    let mut serving = http::Options::default()
+        .path("/mcp")
+        .health_paths("/livez", "/readyz");
+    let scheme = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = http::Tls::from_pem_files(cert, key)
+                .map_err(|e| format!("the TLS certificate or key: {e}"))?;
+            serving = serving.tls(tls);
+            "https"
+        }
+        _ => "http",
+    };
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
+    println!("listening on {scheme}://{}/mcp", listener.local_addr()?);
     let gateway = Gateway::new(command, options);
     let service = gateway.service(config);
-    http::Options::default()
-        .path("/mcp")
-        .health_paths("/livez", "/readyz")
-        .serve(listener, service, terminated())
-        .await;
+    serving.serve(listener, service, terminated()).await;
     tracing::info!(
         children = gateway.children(),
         "shutting down: stopping children"

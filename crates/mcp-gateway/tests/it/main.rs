@@ -11,3 +11,4 @@ mod nodes;
 mod per_request;
 mod session;
 mod shutdown;
+mod tls;
