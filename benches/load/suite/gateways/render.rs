@@ -349,14 +349,22 @@ fn details(gateways: &[&Gateway], results: &Results) -> String {
     );
     for (key, measure, runs) in &results.loops {
         let of = |f: fn(&CallsReport) -> f64| median(runs.iter().map(f).collect());
+        let errors = runs.iter().map(|r| r.errors).sum::<u64>();
+        // A gateway that answered nothing has no rate, latency or cost per answer to show.
+        if runs.iter().all(|r| r.rps == 0.0) {
+            let _ = writeln!(
+                out,
+                "| `{key}` | {measure:?} | cannot serve | | | | {errors} |"
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
-            "| `{key}` | {measure:?} | {:.1} | {:.2} | {:.2} | {:.1} | {} |",
+            "| `{key}` | {measure:?} | {:.1} | {:.2} | {:.2} | {:.1} | {errors} |",
             of(|r| r.rps),
             of(|r| r.p50_us / 1e3),
             of(|r| r.p99_us / 1e3),
             of(|r| r.server_cpu_us_per_req.unwrap_or(f64::NAN)),
-            runs.iter().map(|r| r.errors).sum::<u64>()
         );
     }
     out += "\nWhat clients saw:\n\n";
@@ -402,6 +410,38 @@ fn details(gateways: &[&Gateway], results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gateway_that_answered_nothing_cannot_serve_in_every_row() {
+        let refused = CallsReport {
+            errors: 12,
+            ..CallsReport::default()
+        };
+        let served = CallsReport {
+            rps: 100.0,
+            ..CallsReport::default()
+        };
+        let results = Results {
+            loops: vec![
+                (
+                    "refusing",
+                    Measure::Calls(Family::PerRequest),
+                    vec![refused],
+                ),
+                ("serving", Measure::Calls(Family::PerRequest), vec![served]),
+            ],
+            ..Results::default()
+        };
+        let table = details(&[], &results);
+        assert!(
+            table.contains("| `refusing` | Calls(PerRequest) | cannot serve | | | | 12 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| `serving` | Calls(PerRequest) | 100.0 |"),
+            "{table}"
+        );
+    }
 
     #[test]
     fn a_section_replaces_its_old_self_and_leaves_the_rest() {
