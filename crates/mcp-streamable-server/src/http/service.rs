@@ -33,8 +33,10 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// `initialize` request, or the stateless or per-request POST the connection serves), so that
 /// what authentication put in its extensions, the guard's `Principal` among it (feature
 /// `auth`, see the crate docs), reaches the application; the future the factory returns is spawned and runs the session. The parts
-/// live as long as the application keeps them, a few hundred bytes per session: an application
-/// that has no use for them drops them.
+/// live as long as the application keeps them: a session's are copied out of the connection's
+/// read buffer, a few hundred bytes; a stateless or per-request connection's, which ends with
+/// its POST, are the request's own, which keep that buffer (about 16 KiB) while the application
+/// holds them. An application that has no use for them drops them.
 ///
 /// It is both a hyper `Service` and a `tower::Service`: serve it with [`serve`](mod@crate::serve)
 /// (feature `serve`, on by default: timeouts, a connection cap and graceful shutdown set for
