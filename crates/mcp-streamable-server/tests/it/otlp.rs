@@ -105,8 +105,11 @@ async fn o5_a_tools_call_span_exported_over_otlp_http_follows_the_convention() {
         client: tcp::client(),
         runtime: tokio::runtime::Handle::current(),
     };
+    // Protobuf, said: the exporter's default is JSON when any crate of the build enables its
+    // `http-json` feature (the examples do, for `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`).
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
         .with_http_client(client)
         .with_endpoint(format!("http://{addr}/v1/traces"))
         .build()
