@@ -157,18 +157,23 @@ impl StreamableHttpService {
         let mut request = request;
         request.headers_mut().remove(MCP_FORWARD);
         request.headers_mut().remove(MCP_FORWARD_AFTER);
+        let logged = Logged::begin(&request);
         // A1-A3: before anything else is looked at, let alone registered. Unconfigured, this
         // is one `Option` test.
         #[cfg(feature = "auth")]
         let request = match &config.authorization {
             Some(guard) => match crate::http::auth::admit(guard, request).await {
                 Ok(admitted) => admitted,
-                Err(answer) => return answer,
+                Err(answer) => {
+                    if let Some(logged) = logged {
+                        logged.end(&answer, Some("not authorized"));
+                    }
+                    return answer;
+                }
             },
             None => request,
         };
         let transport = TransportHeaders::read(request.headers());
-        let logged = Logged::begin(&request);
         // M2: GET and DELETE belong to sessions, which the per-request family has none of.
         let sessions = config.mode == Mode::Stateful
             && config.families != Families::PerRequestOnly

@@ -274,3 +274,26 @@ async fn a5_the_factory_sees_the_principal_of_the_request_that_started_it() {
         }
     }
 }
+
+/// H4: the request log has a line for a request the guard refused too, with its status.
+#[tokio::test(flavor = "current_thread")]
+async fn a_refused_token_has_its_line_in_the_request_log() {
+    let (service, _) = protected(Config::default());
+    let (logs, _guard) = crate::logs::capture();
+    let refused = bearer(
+        request(post(None), initialize_body(0, "2025-11-25")),
+        Some("mallory"),
+    );
+    assert_eq!(
+        service.handle(refused).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    assert!(
+        logs.has(
+            tracing::Level::DEBUG,
+            &["request answered", "status=401", "not authorized"]
+        ),
+        "{}",
+        logs.dump()
+    );
+}
