@@ -2,6 +2,7 @@
 //! (`tests/children/server.py`, run by python3), driven over HTTP on loopback by our client,
 //! in both families; and its faults, each a test; two gateway processes as nodes on one Redis.
 
+mod binary;
 mod bounds;
 mod connect;
 mod faults;

@@ -6,63 +6,56 @@
 //! node each one reaches.
 
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_streamable_redis::testing::RedisServer;
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::binary::Binary;
 use crate::harness::*;
 
 /// A gateway process serving the test child as node `name` of the nodes on a Redis; killed with
-/// its process group, and every child it had, if the test ends before it was stopped.
+/// its process group, and every child it had, if the test ends before it was stopped (`Binary`).
 struct Node {
-    process: tokio::process::Child,
+    binary: Binary,
     pid: i32,
     addr: SocketAddr,
-    children: Vec<i32>,
 }
 
 impl Node {
     async fn start(redis: &RedisServer, name: &str) -> Node {
-        let mut process = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--pool-size", "1"])
-            .args(["--stop-grace", "2", "--redis", &redis.url(), "--node", name])
-            .args(["--", "python3", CHILD, "normal"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stdout = process.stdout.take().unwrap();
-        let pid = process.id().unwrap() as i32;
-        let mut first = String::new();
-        within(BufReader::new(stdout).read_line(&mut first))
-            .await
-            .unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("listening on http://")
+        let url = redis.url();
+        let binary = Binary::serve([
+            "--addr",
+            "127.0.0.1:0",
+            "--pool-size",
+            "1",
+            "--stop-grace",
+            "2",
+            "--redis",
+            &url,
+            "--node",
+            name,
+        ])
+        .await;
+        let pid = binary.pid();
+        let addr = binary
+            .url
+            .strip_prefix("http://")
             .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("node {name} did not start: {first:?}"))
+            .unwrap_or_else(|| panic!("node {name}: {}", binary.url))
             .parse()
             .unwrap();
-        Node {
-            process,
-            pid,
-            addr,
-            children: Vec::new(),
-        }
+        Node { binary, pid, addr }
     }
 
     /// Records the node's children as they are now, to be stopped with it.
     fn note_children(&mut self) {
         for pid in children_of(self.pid) {
-            if !self.children.contains(&pid) {
-                self.children.push(pid);
+            if !self.binary.children.contains(&pid) {
+                self.binary.children.push(pid);
             }
         }
     }
@@ -72,8 +65,13 @@ impl Node {
     async fn kill(&mut self) {
         self.note_children();
         kill_process(Pid::from_raw(self.pid).unwrap(), Signal::KILL).unwrap();
-        within(self.process.wait()).await.unwrap();
-        for pid in self.children.iter().filter_map(|p| Pid::from_raw(*p)) {
+        within(self.binary.process.wait()).await.unwrap();
+        for pid in self
+            .binary
+            .children
+            .iter()
+            .filter_map(|p| Pid::from_raw(*p))
+        {
             let _ = kill_process_group(pid, Signal::KILL);
         }
     }
@@ -82,18 +80,7 @@ impl Node {
     async fn stop(&mut self) -> bool {
         self.note_children();
         kill_process(Pid::from_raw(self.pid).unwrap(), Signal::TERM).unwrap();
-        within(self.process.wait()).await.unwrap().success()
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Some(pid) = Pid::from_raw(self.pid) {
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
-        for pid in self.children.iter().filter_map(|p| Pid::from_raw(*p)) {
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
+        within(self.binary.process.wait()).await.unwrap().success()
     }
 }
 

@@ -1,26 +1,14 @@
 //! `serve --tls-cert FILE --tls-key FILE`: the gateway's binary terminating TLS, reached by our
 //! client trusting the test's own certificate authority, in both families.
 
-use std::process::Stdio;
+use std::ffi::OsStr;
 
 use mcp_http_client::testing::Authority;
 use mcp_streamable_client::{Client, Family};
 use mcp_transport::Transport as _;
-use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
+use crate::binary::Binary;
 use crate::harness::*;
-
-/// The gateway's process, killed with its process group when the test ends.
-struct Gateway(tokio::process::Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0.id().and_then(|id| Pid::from_raw(id as i32)) {
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_terminates_tls_with_the_certificate_it_is_given() {
@@ -31,36 +19,20 @@ async fn serve_terminates_tls_with_the_certificate_it_is_given() {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, &leaf.cert).unwrap();
     std::fs::write(&key, &leaf.key).unwrap();
-    let mut process = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--pool-size",
-            "1",
-            "--tls-cert",
-        ])
-        .arg(&cert)
-        .arg("--tls-key")
-        .arg(&key)
-        .args(["--", "python3", CHILD, "normal"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = process.stdout.take().unwrap();
-    let _gateway = Gateway(process);
-    let mut first = String::new();
-    within(BufReader::new(stdout).read_line(&mut first))
-        .await
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("the first line")
-        .to_owned();
+    let tls = [
+        OsStr::new("--tls-cert"),
+        cert.as_os_str(),
+        OsStr::new("--tls-key"),
+        key.as_os_str(),
+    ];
+    let args = [
+        OsStr::new("--addr"),
+        OsStr::new("127.0.0.1:0"),
+        OsStr::new("--pool-size"),
+        OsStr::new("1"),
+    ];
+    let gateway = Binary::serve(args.into_iter().chain(tls)).await;
+    let url = gateway.url.clone();
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     for family in [Family::Session, Family::PerRequest] {
         let client = Client::builder(&url)
