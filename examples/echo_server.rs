@@ -108,9 +108,9 @@ use mcp_streamable_http::server::{
     Config, DEFAULT_IDLE_TIMEOUT, InMemoryBus, InMemoryEventStore, StateSealer,
     StreamableHttpService,
 };
+use mcp_streamable_telemetry::Prometheus;
 use support::cli::Allowed;
 use support::logs::Logs;
-use support::telemetry::{self, metrics};
 use support::{echo_app, echo_modern, serve};
 
 /// Where the server listens unless told: loopback, so that trying it exposes nothing, on the
@@ -335,13 +335,17 @@ async fn main() -> anyhow::Result<()> {
         config = config.authorization(guard);
     }
     // Before the service, which takes the global providers when it is built.
-    let registry = args.metrics.map(|_| metrics::Registry::default());
-    let installed = telemetry::install(registry.as_ref())?;
+    let prometheus = args.metrics.map(|_| Prometheus::default());
+    let installed = mcp_streamable_telemetry::install("echo_server", prometheus.as_ref())?;
     let service = StreamableHttpService::new(config, echo_app::session);
 
     let listener = serve::listen(args.addr).await?;
-    if let (Some(registry), Some(addr)) = (registry, args.metrics) {
-        registry.serve(addr).await?;
+    if let (Some(prometheus), Some(addr)) = (prometheus, args.metrics) {
+        let bound = prometheus.serve(addr).await?;
+        println!(
+            "metrics on http://{bound}{}",
+            mcp_streamable_telemetry::PATH
+        );
     }
     let served = serve::until_terminated(listener, service).await;
     installed.shutdown().await;

@@ -6,8 +6,6 @@
 //! - [`serve`]: serving a `StreamableHttpService` at `/mcp` over TCP, as the example servers do;
 //! - [`cli`]: the flags the example servers share (the `Host` and `Origin` allow lists);
 //! - [`logs`]: the servers' logs, plain or JSON (`--log-format`), set up in one place;
-//! - [`telemetry`]: `echo_server`'s OpenTelemetry: OTLP/HTTP from the standard variables and
-//!   Prometheus's text format at `--metrics`;
 //! - [`browser`]: a browser without a user, for the conformance client and the OAuth tests;
 //! - [`proxy`]: a load balancer without session affinity, for the tests of several nodes and
 //!   for the load benchmark (`mcp-proxy`), which so measures the proxy those tests trust.
@@ -24,4 +22,3 @@ pub mod echo_modern;
 pub mod logs;
 pub mod proxy;
 pub mod serve;
-pub mod telemetry;

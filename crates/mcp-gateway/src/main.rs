@@ -13,6 +13,12 @@
 //! of several sharing their sessions through Redis: a session's child lives on the node holding
 //! the session, the others forward its requests there, and a dead node's sessions are taken over
 //! by the next node that needs them, with a new child (what the old one kept in memory is gone).
+//! `--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE]
+//! [--auth-dpop]` puts MCP authorization in front of every child; `--allowed-host NAME` and
+//! `--allowed-origin ORIGIN` answer a public name and pages beyond loopback; `--metrics IP:PORT`
+//! serves the metrics in Prometheus's text format (it prints `metrics on http://IP:PORT/metrics`
+//! after its first line), and `OTEL_EXPORTER_OTLP_ENDPOINT` sends spans and metrics over OTLP
+//! (`mcp_streamable_telemetry`), in `connect` too.
 //!
 //! `connect` offers the Streamable HTTP server at URL on its stdin and stdout, for a host that
 //! runs stdio servers only: either protocol family (found out from the first request), streams
@@ -20,6 +26,8 @@
 //! authorizes through a browser (the URL on stderr) and keeps the tokens. It ends when stdin ends (closing the
 //! session with DELETE) or the server goes; it logs on stderr, never on stdout.
 //! The library's docs (`mcp_gateway`) say what it does and why each default is what it is.
+
+mod flags;
 
 use std::ffi::OsString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -38,8 +46,12 @@ use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
 use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::serve::{self as http, terminated};
 use mcp_streamable_server::{Config, InMemoryEventStore};
+use mcp_streamable_telemetry::Prometheus;
 use mcp_transport::Transport as _;
 use mcp_transport::stdio::Stdio;
+
+/// The `service.name` of the gateway's telemetry, unless `OTEL_SERVICE_NAME` says otherwise.
+const SERVICE_NAME: &str = "mcp-gateway";
 
 /// Where the gateway listens unless told: loopback, so that trying it exposes nothing.
 const ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
@@ -121,6 +133,12 @@ struct ServeArgs {
     no_event_store: bool,
     #[command(flatten)]
     nodes: NodeArgs,
+    #[command(flatten)]
+    allowed: flags::Allowed,
+    #[command(flatten)]
+    auth: flags::Auth,
+    #[command(flatten)]
+    telemetry: flags::Metrics,
     /// Terminates TLS with this certificate chain (PEM), serving `https://` with HTTP/2 and
     /// HTTP/1.1 by ALPN; with `--tls-key`.
     #[arg(long, env = "MCP_TLS_CERT", value_name = "FILE", requires = "tls_key")]
@@ -242,10 +260,13 @@ async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.oauth {
         builder = builder.auth(oauth(&args.url, args.token_file).await?);
     }
+    // OTLP only, when OTEL_EXPORTER_OTLP_ENDPOINT says: stdout is the host's.
+    let installed = mcp_streamable_telemetry::install(SERVICE_NAME, None)?;
     let remote = builder.build()?.connect().await?;
     let local = Stdio::new().connect().await?;
-    mcp_gateway::bridge(local, remote).await?;
-    Ok(())
+    let bridged = mcp_gateway::bridge(local, remote).await;
+    installed.shutdown().await;
+    Ok(bridged?)
 }
 
 /// The OAuth client of `connect --oauth`: the authorization code through a loopback redirect,
@@ -285,6 +306,8 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     // After the in-memory store, which Redis's replaces.
     config = args.nodes.apply(config, idle_timeout).await?;
+    config = args.allowed.apply(config);
+    config = args.auth.apply(config)?;
     let mut serving = http::Options::default()
         .path("/mcp")
         .health_paths("/livez", "/readyz");
@@ -297,8 +320,18 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => "http",
     };
+    // Before the service, which takes the global providers when it is built.
+    let prometheus = args.telemetry.metrics.map(|_| Prometheus::default());
+    let installed = mcp_streamable_telemetry::install(SERVICE_NAME, prometheus.as_ref())?;
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on {scheme}://{}/mcp", listener.local_addr()?);
+    if let (Some(prometheus), Some(addr)) = (prometheus, args.telemetry.metrics) {
+        let bound = prometheus.serve(addr).await?;
+        println!(
+            "metrics on http://{bound}{}",
+            mcp_streamable_telemetry::PATH
+        );
+    }
     let gateway = Gateway::new(command, options);
     let service = gateway.service(config);
     serving.serve(listener, service, terminated()).await;
@@ -307,5 +340,6 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         "shutting down: stopping children"
     );
     gateway.stop().await;
+    installed.shutdown().await;
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::process::Stdio;
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStdout;
 
 use crate::harness::{CHILD, within};
 
@@ -19,6 +20,8 @@ pub(crate) struct Binary {
     pub(crate) children: Vec<i32>,
     /// Its process id, which is its process group's too.
     pid: i32,
+    /// What it prints after its first line.
+    stdout: BufReader<ChildStdout>,
 }
 
 impl Binary {
@@ -39,12 +42,10 @@ impl Binary {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let stdout = process.stdout.take().unwrap();
+        let mut stdout = BufReader::new(process.stdout.take().unwrap());
         let pid = process.id().expect("just started") as i32;
         let mut first = String::new();
-        within(BufReader::new(stdout).read_line(&mut first))
-            .await
-            .unwrap();
+        within(stdout.read_line(&mut first)).await.unwrap();
         let url = first
             .trim()
             .strip_prefix("listening on ")
@@ -55,7 +56,15 @@ impl Binary {
             url,
             children: Vec::new(),
             pid,
+            stdout,
         }
+    }
+
+    /// The next line it prints, without its end.
+    pub(crate) async fn line(&mut self) -> String {
+        let mut line = String::new();
+        within(self.stdout.read_line(&mut line)).await.unwrap();
+        line.trim_end().to_owned()
     }
 
     /// Its process id.
