@@ -108,9 +108,8 @@ use mcp_streamable_http::server::{
     Config, DEFAULT_IDLE_TIMEOUT, InMemoryBus, InMemoryEventStore, StateSealer,
     StreamableHttpService,
 };
-use mcp_streamable_telemetry::Prometheus;
+use mcp_streamable_telemetry::{Logs, Prometheus};
 use support::cli::Allowed;
-use support::logs::Logs;
 use support::{echo_app, echo_modern, serve};
 
 /// Where the server listens unless told: loopback, so that trying it exposes nothing, on the

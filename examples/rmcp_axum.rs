@@ -140,7 +140,7 @@ struct Args {
     #[command(flatten)]
     allowed: Allowed,
     #[command(flatten)]
-    logs: support::logs::Logs,
+    logs: mcp_streamable_telemetry::Logs,
 }
 
 #[tokio::main]

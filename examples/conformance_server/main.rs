@@ -129,7 +129,7 @@ struct Args {
         value_parser = support::cli::state_key)]
     state_key: Option<[u8; 32]>,
     #[command(flatten)]
-    logs: support::logs::Logs,
+    logs: mcp_streamable_telemetry::Logs,
 }
 
 /// One session: one rmcp service over the session's connection.

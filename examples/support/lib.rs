@@ -5,7 +5,6 @@
 //!   sealed state, `Mcp-Param-*` declarations;
 //! - [`serve`]: serving a `StreamableHttpService` at `/mcp` over TCP, as the example servers do;
 //! - [`cli`]: the flags the example servers share (the `Host` and `Origin` allow lists);
-//! - [`logs`]: the servers' logs, plain or JSON (`--log-format`), set up in one place;
 //! - [`browser`]: a browser without a user, for the conformance client and the OAuth tests;
 //! - [`proxy`]: a load balancer without session affinity, for the tests of several nodes and
 //!   for the load benchmark (`mcp-proxy`), which so measures the proxy those tests trust.
@@ -19,6 +18,5 @@ pub mod browser;
 pub mod cli;
 pub mod echo_app;
 pub mod echo_modern;
-pub mod logs;
 pub mod proxy;
 pub mod serve;

@@ -80,7 +80,9 @@ impl Auth {
             (None, None, None) if self.scope.is_none() && !self.dpop => return Ok(config),
             (Some(issuer), Some(jwks_url), Some(audience)) => (issuer, jwks_url, audience),
             _ => {
-                return Err("--auth-issuer, --auth-jwks-url and --auth-audience go together".into());
+                return Err(
+                    "--auth-issuer, --auth-jwks-url and --auth-audience go together".into(),
+                );
             }
         };
         let verifier = JwtVerifier::builder(&issuer, jwks_url, &audience)

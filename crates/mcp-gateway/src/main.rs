@@ -8,7 +8,8 @@
 //! `serve` prints `listening on http://ADDR/mcp` first (port 0 picks a free port; `https://`
 //! with `--tls-cert FILE --tls-key FILE`, TLS terminated by rustls), serves MCP
 //! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
-//! default), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
+//! default; `--log-format json` for one object a line, `--request-log` for a line per HTTP
+//! request), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
 //! With `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]` it is one node
 //! of several sharing their sessions through Redis: a session's child lives on the node holding
 //! the session, the others forward its requests there, and a dead node's sessions are taken over
@@ -46,7 +47,7 @@ use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
 use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::serve::{self as http, terminated};
 use mcp_streamable_server::{Config, InMemoryEventStore};
-use mcp_streamable_telemetry::Prometheus;
+use mcp_streamable_telemetry::{Logs, Prometheus};
 use mcp_transport::Transport as _;
 use mcp_transport::stdio::Stdio;
 
@@ -83,6 +84,8 @@ struct ConnectArgs {
     /// The server's MCP endpoint, `http://` or `https://`.
     #[arg(env = "MCP_URL")]
     url: String,
+    #[command(flatten)]
+    logs: Logs,
     /// A header sent with every request, `NAME: VALUE` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
     headers: Vec<(String, String)>,
@@ -139,6 +142,8 @@ struct ServeArgs {
     auth: flags::Auth,
     #[command(flatten)]
     telemetry: flags::Metrics,
+    #[command(flatten)]
+    logs: Logs,
     /// Terminates TLS with this certificate chain (PEM), serving `https://` with HTTP/2 and
     /// HTTP/1.1 by ALPN; with `--tls-key`.
     #[arg(long, env = "MCP_TLS_CERT", value_name = "FILE", requires = "tls_key")]
@@ -221,14 +226,10 @@ fn seconds(value: &str) -> Result<Duration, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    match &cli.direction {
+        Direction::Serve(args) => args.logs.init(),
+        Direction::Connect(args) => args.logs.init(),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

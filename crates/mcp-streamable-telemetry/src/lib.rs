@@ -17,6 +17,9 @@
 //!   [`Prometheus::serve`] answers `GET /metrics` with the text exposition format.
 //! - Neither: nothing is installed, and the recording goes to OpenTelemetry's no-op providers.
 //!
+//! [`Logs`] sets up the log the same way for every program: stderr, `RUST_LOG`, plain or JSON
+//! lines, and the server's request log on demand (with feature `clap`, as flags).
+//!
 //! The resource's `service.name` is the program's name given to [`install`], unless
 //! `OTEL_SERVICE_NAME` (or `OTEL_RESOURCE_ATTRIBUTES`) says otherwise.
 //!
@@ -38,6 +41,7 @@
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod error;
+mod logs;
 mod otlp;
 mod prometheus;
 
@@ -47,6 +51,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 pub use error::Error;
+pub use logs::{DEFAULT_FILTER, LogFormat, Logs, REQUEST_LOG_TARGET};
 pub use otlp::{OTLP_ENDPOINT, OTLP_PROTOCOL};
 pub use prometheus::{PATH, Prometheus};
 

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::process::Stdio;
 
 use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::ChildStdout;
 
 use crate::harness::{CHILD, within};
@@ -26,8 +26,25 @@ pub(crate) struct Binary {
 
 impl Binary {
     /// Starts `mcp-gateway serve` with `args` in front of the test child, and waits for the
-    /// line that says where it listens.
+    /// line that says where it listens; its log goes nowhere.
     pub(crate) async fn serve<I, S>(args: I) -> Binary
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Binary::start(args, Stdio::null()).await
+    }
+
+    /// As [`Binary::serve`], its log (stderr) kept for [`Binary::log`].
+    pub(crate) async fn serve_logged<I, S>(args: I) -> Binary
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Binary::start(args, Stdio::piped()).await
+    }
+
+    async fn start<I, S>(args: I, log: Stdio) -> Binary
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -37,7 +54,7 @@ impl Binary {
             .args(args)
             .args(["--", "python3", CHILD, "normal"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
@@ -58,6 +75,19 @@ impl Binary {
             pid,
             stdout,
         }
+    }
+
+    /// Stops it with SIGTERM and returns all it logged, once it exited (started by
+    /// [`Binary::serve_logged`]).
+    pub(crate) async fn log(mut self) -> String {
+        let mut stderr = self.process.stderr.take().expect("serve_logged");
+        if let Some(pid) = Pid::from_raw(self.pid) {
+            let _ = rustix::process::kill_process(pid, Signal::TERM);
+        }
+        let mut log = String::new();
+        within(stderr.read_to_string(&mut log)).await.unwrap();
+        within(self.process.wait()).await.unwrap();
+        log
     }
 
     /// The next line it prints, without its end.

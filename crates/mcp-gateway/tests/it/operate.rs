@@ -225,3 +225,31 @@ fn auth_flags_given_in_part_are_refused_at_start() {
     );
     assert!(output.stdout.is_empty(), "it listened: {:?}", output.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_with_the_request_log_name_each_requests_session() {
+    let args = [
+        "--addr",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+        "--request-log",
+    ];
+    let mut gateway = Binary::serve_logged(args).await;
+    let (mut conn, init) = session(&gateway.url).await;
+    assert!(!init.is_error(), "{init:?}");
+    let session_id = conn.session_id().expect("a session").to_owned();
+    gateway.children.push(child_pid(&mut conn, 1).await);
+    drop(conn);
+    let log = gateway.log().await;
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+        .collect();
+    let call = lines.iter().find(|line| {
+        line["target"] == "mcp_streamable_server::requests"
+            && line.to_string().contains("tools/call")
+    });
+    let call = call.unwrap_or_else(|| panic!("no request line for the call in:\n{log}"));
+    assert!(call.to_string().contains(&session_id), "{call}");
+}
