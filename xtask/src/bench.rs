@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: the criterion benchmarks of the `benches` package, and with `--load`
 //! the load benchmark (`benches/load/`), which rewrites `BENCHMARKS.md`; with `--gateways`, the
-//! load suite's gateway comparison alone, which rewrites its own section of it.
+//! load suite's gateway comparison alone, which rewrites its own section of it; with
+//! `--baseline REV`, an A/B of this tree's echo server against REV's in one run, interleaved
+//! (its report printed, or written where `-- --output FILE` says).
 
 use std::path::Path;
 use std::process::Command;
@@ -19,6 +21,9 @@ pub(crate) struct Options {
     load: bool,
     /// Run the load suite's gateway comparison alone (implies `load`).
     gateways: bool,
+    /// `--baseline REV`: the echo server built from REV too, for an A/B in one run (implies
+    /// `load`).
+    baseline: Option<String>,
 }
 
 impl Options {
@@ -34,6 +39,13 @@ impl Options {
                 "--gateways" => {
                     options.load = true;
                     options.gateways = true;
+                }
+                "--baseline" => {
+                    let rev = args.next().ok_or_else(|| {
+                        UsageError::new("--baseline needs a revision (a commit, a tag, HEAD~1)")
+                    })?;
+                    options.load = true;
+                    options.baseline = Some(rev.clone());
                 }
                 _ => options.criterion_args.push(arg.clone()),
             }
@@ -87,14 +99,69 @@ fn run_load(options: &Options) -> Result<()> {
             .arg(&target),
     )?;
     let suite = target.join("release").join("mcp-load-suite");
-    let output = crate::project_root().join("BENCHMARKS.md");
     let mut command = std::process::Command::new(suite);
+    if let Some(rev) = &options.baseline {
+        // An A/B is a measurement, not the benchmark's record: its report goes elsewhere
+        // unless `-- --output FILE` says where.
+        let (echo_server, name) = build_baseline(rev, &target)?;
+        command
+            .arg("--baseline-echo-server")
+            .arg(echo_server)
+            .arg("--baseline-name")
+            .arg(name);
+    } else {
+        command
+            .arg("--output")
+            .arg(crate::project_root().join("BENCHMARKS.md"));
+    }
     command
-        .arg("--output")
-        .arg(output)
         .args(&options.criterion_args)
         .current_dir(crate::project_root());
     cmd::run(&mut command)
+}
+
+/// The step "baseline": the tree of `rev` exported (`git archive`) into `target/baseline/SHA`
+/// and its echo server built in release into a target directory of its own, unless built
+/// already; returns the binary and the commit's short name.
+fn build_baseline(rev: &str, target: &Path) -> Result<(std::path::PathBuf, String)> {
+    eprintln!("xtask: baseline {rev}");
+    let root = crate::project_root();
+    let output = Command::new("git")
+        .args(["rev-parse", "--short=12", "--verify"])
+        .arg(format!("{rev}^{{commit}}"))
+        .current_dir(&root)
+        .output()
+        .context("running git rev-parse")?;
+    if !output.status.success() {
+        anyhow::bail!("--baseline {rev}: not a commit of this repository");
+    }
+    let sha = String::from_utf8(output.stdout)?.trim().to_owned();
+    let tree = target.join("baseline").join(&sha);
+    if !tree.join("Cargo.toml").is_file() {
+        std::fs::create_dir_all(&tree)?;
+        let archive = format!(
+            "git archive --format=tar {sha} | tar -x -C '{}'",
+            tree.display()
+        );
+        cmd::run(Command::new("sh").args(["-c", &archive]).current_dir(&root))?;
+    }
+    let baseline_target = target.join("baseline-target");
+    cmd::run(
+        cmd::cargo(&[
+            "build",
+            "--release",
+            "--package",
+            "examples",
+            "--example",
+            "echo_server",
+        ])
+        .arg("--manifest-path")
+        .arg(tree.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&baseline_target),
+    )?;
+    let binary = baseline_target.join("release/examples/echo_server");
+    Ok((binary, sha))
 }
 
 /// The gateway comparison: our gateway and the load generator built in release, the peers
@@ -197,6 +264,15 @@ mod tests {
         assert!(options.load);
         assert_eq!(options.criterion_args, ["--duration", "2"]);
         assert!(!Options::parse(&args("--quick")).unwrap().load);
+    }
+
+    #[test]
+    fn baseline_takes_a_revision_and_selects_the_load_benchmark() {
+        let options = Options::parse(&args("--baseline HEAD~2 -- --runs 5")).unwrap();
+        assert!(options.load && !options.gateways);
+        assert_eq!(options.baseline.as_deref(), Some("HEAD~2"));
+        assert_eq!(options.criterion_args, ["--runs", "5"]);
+        assert!(Options::parse(&args("--baseline")).is_err());
     }
 
     #[test]

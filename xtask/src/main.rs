@@ -6,7 +6,8 @@
 //!   this.
 //! - `cargo xtask bench [--] [CRITERION_ARGS...]`: the criterion benchmarks of `benches/`
 //!   (`--load`: the load benchmark, which rewrites `BENCHMARKS.md`; `--gateways`: the gateway
-//!   comparison alone, which rewrites its section of it).
+//!   comparison alone, which rewrites its section of it; `--baseline REV`: this tree's echo
+//!   server against REV's, A/B in one run).
 //! - `cargo xtask interop [--list] [FILTER]...`: our server against the official TypeScript and
 //!   Python SDK clients (`interop/`), each pair a real server process and a real client process.
 //!   It installs Node.js, npm and the SDKs under `.tools/` (pinned, reused while the pins match)
@@ -66,6 +67,9 @@ commands:
   bench --gateways [-- ARGS...]
                               the gateway comparison (installs supergateway and mcp-proxy):
                               rewrites its section of BENCHMARKS.md
+  bench --baseline REV [-- ARGS...]
+                              this tree's echo server against REV's (built in target/baseline),
+                              interleaved in one run; prints ours ÷ baseline
   interop [FILTER]...         run our server against the TypeScript and Python SDK clients,
                               installing the pinned SDKs under .tools/ first; FILTERs pick the
                               pairs whose names contain one, e.g. `cargo xtask interop py-client`

@@ -87,6 +87,19 @@ pub struct Args {
     /// The echo server example; by default `examples/echo_server` under the binaries.
     #[arg(long, value_name = "PATH")]
     pub echo_server: Option<PathBuf>,
+    /// The echo server of a baseline commit, for an A/B in one run: the servers `base` and
+    /// `base-26`, run as `ours` and `ours-26` and interleaved with them (the default servers
+    /// then), and a section of ours ÷ baseline.
+    #[arg(long, value_name = "PATH")]
+    pub baseline_echo_server: Option<PathBuf>,
+    /// What the report calls the baseline (its commit).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "the baseline",
+        requires = "baseline_echo_server"
+    )]
+    pub baseline_name: String,
     /// Seconds measured per run.
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = cli::trimmed::<f64>)]
     pub duration: f64,
@@ -105,8 +118,8 @@ pub struct Args {
         value_parser = cli::trimmed::<usize>
     )]
     pub concurrency: Vec<usize>,
-    /// The servers of the throughput runs, by key; every one but `ours-no-store` and
-    /// `ours-otel` by default.
+    /// The servers of the throughput runs, by key; every one but `ours-no-store`, `ours-otel`
+    /// and the baseline's by default; with `--baseline-echo-server`, `ours,base,ours-26,base-26`.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Idle sessions opened on each server (fewer than 2: not run).
@@ -160,6 +173,8 @@ struct Options {
     output: Option<PathBuf>,
     bin_dir: PathBuf,
     echo_server: Option<PathBuf>,
+    /// The baseline's echo server and its name, for an A/B run.
+    baseline: Option<(PathBuf, String)>,
     duration: f64,
     warmup: f64,
     runs: usize,
@@ -185,7 +200,11 @@ impl Options {
         })?
         .unwrap_or_else(|| {
             let all = servers::SERVERS.iter();
-            let asked_only = ["ours-no-store", "ours-otel"];
+            if args.baseline_echo_server.is_some() {
+                let ab = ["ours", "base", "ours-26", "base-26"];
+                return all.filter(|server| ab.contains(&server.key)).collect();
+            }
+            let asked_only = ["ours-no-store", "ours-otel", "base", "base-26"];
             all.filter(|server| !asked_only.contains(&server.key))
                 .collect()
         });
@@ -204,6 +223,9 @@ impl Options {
             output: args.output,
             bin_dir,
             echo_server: args.echo_server,
+            baseline: args
+                .baseline_echo_server
+                .map(|path| (path, args.baseline_name)),
             duration: args.duration,
             warmup: args.warmup,
             runs: args.runs,
@@ -277,6 +299,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pin: options.pin,
         redis: None,
         auth: None,
+        baseline: options.baseline.as_ref().map(|(path, _)| path.clone()),
     };
     if let Some(plan) = &options.gateways {
         return compare_gateways(plan, &launcher, &options);
@@ -610,6 +633,9 @@ fn render(
     } else {
         table::ratios_table(results)
     };
+    if let Some((_, name)) = &options.baseline {
+        out += &table::baseline_section(results, name);
+    }
     out += "\n## Targets\n\nEach a ratio of medians measured in this run: ours stateful with SSE \
             replies and the event store on (the configuration users run) against rmcp, tower-mcp \
             and the ceiling; ours with JSON responses, stateless, and per request (2026-07-28) \

@@ -34,6 +34,8 @@ pub(crate) enum Peer {
     Rmcp,
     TowerMcp,
     Ceiling,
+    /// Ours as built from another commit (`--baseline`): compared with ours, A/B.
+    Baseline,
 }
 
 /// The protocol family the load generator speaks to a server.
@@ -68,10 +70,14 @@ enum Program {
     /// `examples/echo_server` protected by the suite's authority (`auth.rs`): bearer tokens,
     /// or, with `dpop`, DPoP-bound ones with a proof per request.
     Protected { dpop: bool },
+    /// The echo server built from the baseline commit (`--baseline-echo-server`), run as the
+    /// server of key `of` is.
+    Baseline { of: &'static str },
 }
 
-/// Every server the suite knows, in table order; `ours-no-store` and `ours-otel` run only when
-/// asked for. The
+/// Every server the suite knows, in table order; `ours-no-store`, `ours-otel` and the
+/// baseline's run only when asked for (the baseline's by default with `--baseline-echo-server`).
+/// The
 /// `-26` ones are the same programs spoken to the per-request way of 2026-07-28.
 pub(crate) const SERVERS: &[ServerKind] = &[
     ServerKind {
@@ -124,6 +130,17 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--metrics", "127.0.0.1:0"],
+    },
+    ServerKind {
+        key: "base",
+        label: "baseline, stateful, SSE",
+        description: "`examples/echo_server` built from the baseline commit \
+                      (`--baseline-echo-server`, which `cargo xtask bench --baseline REV` \
+                      builds), run as `ours` is, interleaved with it",
+        peer: Peer::Baseline,
+        family: Family::Sessions,
+        program: Program::Baseline { of: "ours" },
+        args: &[],
     },
     ServerKind {
         key: "ours-bearer",
@@ -253,6 +270,15 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         args: &[],
     },
     ServerKind {
+        key: "base-26",
+        label: "baseline, 2026-07-28 per request",
+        description: "the baseline's echo server spoken to the per-request way, as `ours-26`",
+        peer: Peer::Baseline,
+        family: Family::PerRequest,
+        program: Program::Baseline { of: "ours-26" },
+        args: &[],
+    },
+    ServerKind {
         key: "rmcp-26",
         label: "rmcp 3.11.0, 2026-07-28 per request",
         description: "`rmcp-echo` as above (rmcp 3.11.0 routes 2026-07-28 requests to its \
@@ -303,6 +329,14 @@ impl ServerKind {
     pub(crate) fn needs_redis(&self) -> bool {
         matches!(self.program, Program::RedisNodes { .. })
     }
+
+    /// For a baseline server, the key of ours it is compared with.
+    pub(crate) fn baseline_of(&self) -> Option<&'static str> {
+        match self.program {
+            Program::Baseline { of } => Some(of),
+            _ => None,
+        }
+    }
 }
 
 /// The server with this key.
@@ -338,6 +372,8 @@ pub(crate) struct Launcher {
     pub(crate) redis: Option<String>,
     /// The suite's authority, for the protected servers.
     pub(crate) auth: Option<super::auth::Authority>,
+    /// The echo server of the baseline commit, for the `base` servers.
+    pub(crate) baseline: Option<PathBuf>,
 }
 
 impl Launcher {
@@ -388,6 +424,13 @@ impl Launcher {
                 let extra = auth.server_args(dpop);
                 args.extend(extra.iter().map(String::as_str));
                 return self.spawn(kind.key, 0, &self.echo_server, &args);
+            }
+            Program::Baseline { .. } => {
+                let baseline = self
+                    .baseline
+                    .as_ref()
+                    .context("no --baseline-echo-server for the baseline's rows")?;
+                return self.spawn(kind.key, 0, baseline, &args);
             }
             Program::RedisNodes { nodes, away } => (nodes, away),
         };

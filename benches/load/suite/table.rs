@@ -96,6 +96,39 @@ pub(crate) fn ratios_table(results: &Results) -> String {
     out
 }
 
+/// Ours ÷ the baseline's (`--baseline-echo-server`) of the same configuration, at each
+/// concurrency: the A/B of one run, interleaved.
+pub(crate) fn baseline_section(results: &Results, name: &str) -> String {
+    let mut out = format!(
+        "\n## Against the baseline\n\nOurs (this tree) ÷ {name}, each configuration against \
+         the same one built from the baseline, in the same runs, interleaved; below 1 for CPU \
+         per request and p99 is better, above 1 for requests per second.\n\n\
+         | sessions | ours | req/s ÷ baseline | CPU/req ÷ baseline | p99 ÷ baseline |\n\
+         |--:|---|--:|--:|--:|\n"
+    );
+    for c in results.calls.concurrencies() {
+        for cell in results.calls.iter().filter(|cell| cell.concurrency == c) {
+            let Some(of) = cell.server.baseline_of() else {
+                continue;
+            };
+            let (Some(me), Some(base)) = (
+                results.calls.find(of, c),
+                results.calls.find(cell.server.key, c),
+            ) else {
+                continue;
+            };
+            let (rps, cpu) = ratios(me, Some(base));
+            let label = super::servers::find(of).map_or(of, |s| s.label);
+            let _ = writeln!(
+                out,
+                "| {c} | {label} | {rps} | {cpu} | {} |",
+                ratio(me.p99, base.p99)
+            );
+        }
+    }
+    out
+}
+
 /// One target line: `what` measured `value` against `bound` (`at_least` or at most).
 fn target_line(what: &str, value: Option<f64>, bound: f64, at_least: bool) -> String {
     let sign = if at_least { "≥" } else { "≤" };
@@ -231,4 +264,47 @@ pub(crate) fn stream_section(stream: &StreamReport) -> String {
         stream.growth_percent,
         samples.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::CallsReport;
+    use crate::suite::cells::{Calls, Cell};
+    use crate::suite::servers::find;
+
+    fn cell(key: &str, rps: f64, cpu: f64, p99: f64) -> Cell {
+        let run = CallsReport {
+            concurrency: 16,
+            rps,
+            p99_us: p99,
+            server_cpu_us_per_req: Some(cpu),
+            ..CallsReport::default()
+        };
+        Cell {
+            server: find(key).unwrap(),
+            concurrency: 16,
+            runs: vec![run],
+        }
+    }
+
+    #[test]
+    fn the_baseline_section_divides_ours_by_the_same_configuration_of_the_baseline() {
+        let results = Results {
+            calls: Calls::new(vec![
+                cell("ours", 30_000.0, 15.0, 900.0),
+                cell("base", 20_000.0, 20.0, 1_800.0),
+                cell("ours-26", 10_000.0, 30.0, 2_000.0),
+            ]),
+            ..Results::default()
+        };
+        let section = baseline_section(&results, "abc123");
+        assert!(section.contains("÷ abc123"), "{section}");
+        assert!(
+            section.contains("| 16 | ours, stateful, SSE | 1.50x | 0.75x | 0.50x |"),
+            "{section}"
+        );
+        // No `base-26` ran: no row for the per-request configuration.
+        assert!(!section.contains("2026-07-28"), "{section}");
+    }
 }
