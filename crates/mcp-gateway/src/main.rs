@@ -254,6 +254,9 @@ fn main() -> ExitCode {
 }
 
 async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // OTLP only, when OTEL_EXPORTER_OTLP_ENDPOINT says (stdout is the host's); before the
+    // client's builder, which takes the global providers when it is made.
+    let installed = mcp_streamable_telemetry::install(SERVICE_NAME, None)?;
     let mut builder = Client::builder(&args.url);
     for (name, value) in args.headers {
         builder = builder.header(name, value);
@@ -261,8 +264,6 @@ async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.oauth {
         builder = builder.auth(oauth(&args.url, args.token_file).await?);
     }
-    // OTLP only, when OTEL_EXPORTER_OTLP_ENDPOINT says: stdout is the host's.
-    let installed = mcp_streamable_telemetry::install(SERVICE_NAME, None)?;
     let remote = builder.build()?.connect().await?;
     let local = Stdio::new().connect().await?;
     let bridged = mcp_gateway::bridge(local, remote).await;

@@ -32,7 +32,7 @@ impl Binary {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Binary::start(args, Stdio::null()).await
+        Binary::start(args, &[], Stdio::null()).await
     }
 
     /// As [`Binary::serve`], its log (stderr) kept for [`Binary::log`].
@@ -41,10 +41,21 @@ impl Binary {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Binary::start(args, Stdio::piped()).await
+        Binary::start(args, &[], Stdio::piped()).await
     }
 
-    async fn start<I, S>(args: I, log: Stdio) -> Binary
+    /// As [`Binary::serve_logged`], exporting its spans and metrics over OTLP to `endpoint`
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub(crate) async fn serve_exporting<I, S>(args: I, endpoint: &str) -> Binary
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)];
+        Binary::start(args, &env, Stdio::piped()).await
+    }
+
+    async fn start<I, S>(args: I, env: &[(&str, &str)], log: Stdio) -> Binary
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -53,6 +64,7 @@ impl Binary {
             .arg("serve")
             .args(args)
             .args(["--", "python3", CHILD, "normal"])
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(log)
             .process_group(0)
