@@ -29,6 +29,35 @@ fn dropped_answer(entry: &Entry) -> Option<Bytes> {
     ))
 }
 
+/// The readers to wake once a session's lock is released: mostly one (the reader of the stream
+/// a message went on), kept in place; more only when a send sheds others' backlogs.
+#[derive(Default)]
+pub(crate) struct Wakers {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakers {
+    /// Wakes them all.
+    pub(crate) fn wake(self) {
+        self.first
+            .into_iter()
+            .chain(self.rest)
+            .for_each(Waker::wake);
+    }
+}
+
+impl Extend<Waker> for Wakers {
+    fn extend<I: IntoIterator<Item = Waker>>(&mut self, wakers: I) {
+        for waker in wakers {
+            match self.first {
+                None => self.first = Some(waker),
+                Some(_) => self.rest.push(waker),
+            }
+        }
+    }
+}
+
 impl State {
     /// Queues `entry` on `stream` for its reader, then keeps the session within its budget
     /// (S22). The readers to wake are added to `wakers`, to be woken once the lock is released.
@@ -38,7 +67,7 @@ impl State {
         stream: u64,
         entry: Entry,
         completes: bool,
-        wakers: &mut Vec<Waker>,
+        wakers: &mut Wakers,
     ) {
         let has_store = session.has_store();
         let span = &session.span;
@@ -88,7 +117,7 @@ impl State {
     /// messages go. Its client then sees every request of the stream answered, if with errors,
     /// where a disconnection would end the stream cleanly with the answers out of its reach
     /// (nothing lost silently); it is disconnected only if that frees nothing.
-    fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Vec<Waker>) {
+    fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Wakers) {
         while self.buffered.get() > budget {
             // Read only once shedding: a send that sheds nothing does no more than before.
             let (has_store, span) = (session.has_store(), &session.span);
@@ -140,10 +169,8 @@ impl State {
 impl Session {
     /// Sheds this session's largest backlogs until it holds at most `bytes` (S22).
     pub(crate) fn shed_to(&self, bytes: usize) {
-        let mut wakers = Vec::new();
+        let mut wakers = Wakers::default();
         self.lock().shed(bytes, self, &mut wakers);
-        for waker in wakers {
-            waker.wake();
-        }
+        wakers.wake();
     }
 }
