@@ -85,9 +85,15 @@ impl Default for Buffered {
 }
 
 /// The messages of one stream waiting for its reader, and their size.
+///
+/// The first is kept in place: a request stream mostly holds one message at a time (its
+/// answer), which then costs no buffer of its own.
 #[derive(Default)]
 pub(crate) struct Outbox {
-    entries: VecDeque<Entry>,
+    /// The message its reader writes next; `None` only when the outbox is empty.
+    head: Option<Entry>,
+    /// The messages after it.
+    rest: VecDeque<Entry>,
     bytes: usize,
 }
 
@@ -95,11 +101,16 @@ impl Outbox {
     pub(crate) fn push(&mut self, entry: Entry, total: &mut Buffered) {
         self.bytes += entry.json.len();
         total.add(entry.json.len());
-        self.entries.push_back(entry);
+        if self.head.is_none() {
+            self.head = Some(entry);
+        } else {
+            self.rest.push_back(entry);
+        }
     }
 
     pub(crate) fn pop(&mut self, total: &mut Buffered) -> Option<Entry> {
-        let entry = self.entries.pop_front()?;
+        let entry = self.head.take()?;
+        self.head = self.rest.pop_front();
         self.bytes -= entry.json.len();
         total.sub(entry.json.len());
         Some(entry)
@@ -107,10 +118,11 @@ impl Outbox {
 
     /// Lets go of everything; returns how many messages that was.
     pub(crate) fn clear(&mut self, total: &mut Buffered) -> usize {
-        let n = self.entries.len();
+        let n = self.len();
         total.sub(self.bytes);
         self.bytes = 0;
-        self.entries.clear();
+        self.head = None;
+        self.rest.clear();
         n
     }
 
@@ -124,9 +136,8 @@ impl Outbox {
     ) -> usize {
         let before = self.bytes;
         let mut dropped = 0;
-        let mut kept = VecDeque::with_capacity(self.entries.len());
-        kept.extend(self.entries.pop_front());
-        for mut entry in self.entries.drain(..) {
+        let mut kept = VecDeque::with_capacity(self.rest.len());
+        for mut entry in self.rest.drain(..) {
             match shrink(&entry) {
                 Some(smaller) if smaller.len() <= entry.json.len() => {
                     self.bytes -= entry.json.len() - smaller.len();
@@ -140,7 +151,7 @@ impl Outbox {
                 }
             }
         }
-        self.entries = kept;
+        self.rest = kept;
         total.sub(before - self.bytes);
         dropped
     }
@@ -149,16 +160,20 @@ impl Outbox {
         self.bytes
     }
 
+    fn len(&self) -> usize {
+        usize::from(self.head.is_some()) + self.rest.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.head.is_none()
     }
 
     pub(crate) fn front(&self) -> Option<&Entry> {
-        self.entries.front()
+        self.head.as_ref()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter()
+        self.head.iter().chain(&self.rest)
     }
 }
 
