@@ -41,10 +41,6 @@ impl Taken {
         }
     }
 
-    pub(crate) fn count(&self) -> usize {
-        usize::from(self.first.is_some()) + self.rest.len()
-    }
-
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.first.iter().chain(&self.rest)
     }
