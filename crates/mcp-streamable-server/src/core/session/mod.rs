@@ -25,8 +25,7 @@ use tokio::sync::Notify;
 
 use crate::core::cluster::Fence;
 use crate::core::cluster::lease::Lease;
-use crate::core::session::queue::Wakers;
-use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
+use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream, Wakers};
 use crate::core::shared::Shared;
 use crate::core::store::event_store::{EventStore, Write};
 use crate::protocol::{ProtocolVersion, initialize};

@@ -1,13 +1,10 @@
 //! Queueing an outgoing message for its stream's reader, and keeping the session within its
 //! budget of buffered bytes (S22).
-
-use std::task::Waker;
-
 use bytes::Bytes;
 use mcp_jsonrpc::{ErrorObject, Message, Response, code};
 
 use crate::core::session::Session;
-use crate::core::session::state::{Entry, State};
+use crate::core::session::state::{Entry, State, Wakers};
 
 /// What the client reads instead of an answer dropped for want of buffer (S22).
 const DROPPED_ANSWER: &str = "answer dropped: the client read slower than the server \
@@ -27,35 +24,6 @@ fn dropped_answer(entry: &Entry) -> Option<Bytes> {
     Some(Bytes::from(
         Message::from(Response::error(id, error)).to_vec(),
     ))
-}
-
-/// The readers to wake once a session's lock is released: mostly one (the reader of the stream
-/// a message went on), kept in place; more only when a send sheds others' backlogs.
-#[derive(Default)]
-pub(crate) struct Wakers {
-    first: Option<Waker>,
-    rest: Vec<Waker>,
-}
-
-impl Wakers {
-    /// Wakes them all.
-    pub(crate) fn wake(self) {
-        self.first
-            .into_iter()
-            .chain(self.rest)
-            .for_each(Waker::wake);
-    }
-}
-
-impl Extend<Waker> for Wakers {
-    fn extend<I: IntoIterator<Item = Waker>>(&mut self, wakers: I) {
-        for waker in wakers {
-            match self.first {
-                None => self.first = Some(waker),
-                Some(_) => self.rest.push(waker),
-            }
-        }
-    }
 }
 
 impl State {

@@ -31,6 +31,35 @@ pub(crate) struct Entry {
     pub(crate) is_response: bool,
 }
 
+/// The readers to wake once a session's lock is released: mostly one (the reader of the stream
+/// a message went on), kept in place; more only when a send sheds others' backlogs.
+#[derive(Default)]
+pub(crate) struct Wakers {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakers {
+    /// Wakes them all.
+    pub(crate) fn wake(self) {
+        self.first
+            .into_iter()
+            .chain(self.rest)
+            .for_each(Waker::wake);
+    }
+}
+
+impl Extend<Waker> for Wakers {
+    fn extend<I: IntoIterator<Item = Waker>>(&mut self, wakers: I) {
+        for waker in wakers {
+            match self.first {
+                None => self.first = Some(waker),
+                Some(_) => self.rest.push(waker),
+            }
+        }
+    }
+}
+
 /// The bytes waiting in a session's outboxes: the sum of its outboxes' sizes (S22).
 ///
 /// Only [`Outbox`] changes it, by the size of the message it takes in or lets go, so it cannot
