@@ -89,9 +89,12 @@ macro_rules! encode_methods {
                 let _ = serde_json::to_writer(dst, self);
             }
 
-            /// The compact JSON encoding, in a new buffer.
+            /// The compact JSON encoding, in a new buffer of exactly its length: one
+            /// allocation, and a buffer that `bytes::Bytes` takes over without another.
             pub fn to_vec(&self) -> Vec<u8> {
-                let mut v = Vec::with_capacity(128);
+                let mut counted = Counted(0);
+                let _ = serde_json::to_writer(&mut counted, self);
+                let mut v = Vec::with_capacity(counted.0);
                 self.encode(&mut v);
                 v
             }
@@ -105,6 +108,21 @@ macro_rules! encode_methods {
 }
 
 encode_methods!(Message, Request, Notification, Response, Body);
+
+/// A writer that only counts what it is given: the length of an encoding, measured before the
+/// buffer for it is made. Raw payloads are counted, not scanned.
+struct Counted(usize);
+
+impl io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -168,6 +186,27 @@ mod tests {
         let n = Notification::new("line\nbreak\r", None);
         let out = s(n.to_vec());
         assert!(!out.contains('\n') && !out.contains('\r'), "{out}");
+    }
+
+    /// `to_vec` makes its buffer once, of the encoding's length: nothing to grow, and nothing
+    /// spare for `Bytes::from` to keep track of.
+    #[test]
+    fn to_vec_allocates_exactly_the_encoding() {
+        let escaped = ErrorObject::new(code::INTERNAL_ERROR, "a \"quoted\"\nline");
+        let messages: [Message; 3] = [
+            Request::new(
+                Id::from("é\t"),
+                "tools/call",
+                Some(RawValueBox::from("[1, 2]").0),
+            )
+            .into(),
+            Response::error(Some(Id::from(3)), escaped).into(),
+            Notification::new("n", None).into(),
+        ];
+        for message in messages {
+            let v = message.to_vec();
+            assert_eq!(v.len(), v.capacity(), "{}", s(v.clone()));
+        }
     }
 
     struct RawValueBox(Box<serde_json::value::RawValue>);

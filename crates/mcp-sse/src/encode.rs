@@ -57,6 +57,24 @@ impl EventRef<'_> {
         dst.extend_from_slice(b"\n");
         Ok(())
     }
+
+    /// The number of bytes [`encode`](Self::encode) appends for this event, when it accepts
+    /// it: for a buffer made to the size of what goes in it.
+    pub fn encoded_len(&self) -> usize {
+        let name = self.name.filter(|name| !name.is_empty());
+        let name_len = name.map_or(0, |name| field_len(b"event", name.as_bytes()));
+        let id_len = self.id.map_or(0, |id| field_len(b"id", id.as_bytes()));
+        let retry_len = self.retry.map_or(0, |retry| {
+            let mut digits = 1;
+            let mut millis = retry.as_millis();
+            while millis >= 10 {
+                millis /= 10;
+                digits += 1;
+            }
+            "retry: \n".len() + digits
+        });
+        name_len + id_len + retry_len + lines_len(b"data", self.data.as_bytes()) + 1
+    }
 }
 
 impl Event {
@@ -107,15 +125,38 @@ fn put_lines(dst: &mut BytesMut, name: &[u8], mut text: &[u8]) {
     put_field(dst, name, text);
 }
 
+/// The bytes [`put_field`] writes.
+fn field_len(name: &[u8], value: &[u8]) -> usize {
+    let separator = if value.is_empty() || name.is_empty() {
+        1
+    } else {
+        2
+    };
+    name.len() + separator + value.len() + 1
+}
+
+/// The bytes [`put_lines`] writes.
+fn lines_len(name: &[u8], mut text: &[u8]) -> usize {
+    let mut len = 0;
+    while let Some(end) = memchr2(b'\r', b'\n', text) {
+        len += field_len(name, &text[..end]);
+        let crlf = text[end] == b'\r' && text.get(end + 1) == Some(&b'\n');
+        text = &text[end + 1 + usize::from(crlf)..];
+    }
+    len + field_len(name, text)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
 
+    /// Its encoding, whose length `encoded_len` foretold.
     fn encoded(event: &Event) -> String {
         let mut buf = BytesMut::new();
         event.encode(&mut buf).expect("valid event");
+        assert_eq!(event.as_ref().encoded_len(), buf.len(), "{event:?}");
         String::from_utf8(buf.to_vec()).expect("utf-8")
     }
 

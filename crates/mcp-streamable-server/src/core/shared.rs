@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Woken each time a session taken over from a dead node is ready.
     pub(crate) restored: tokio::sync::Notify,
+    /// The empty id of every transient session, made once: `Arc::from("")` allocates.
+    pub(crate) no_id: Arc<str>,
     #[cfg(feature = "otel")]
     pub(crate) telemetry: crate::core::telemetry::Telemetry,
 }
@@ -50,6 +52,7 @@ impl Shared {
             epoch: tokio::time::Instant::now().into_std(),
             shutting_down: AtomicBool::new(false),
             restored: tokio::sync::Notify::new(),
+            no_id: Arc::from(""),
         };
         #[cfg(feature = "otel")]
         shared.telemetry.observe_buffers(

@@ -83,7 +83,7 @@ impl Shared {
         self.refuse_when_shutting_down("no new requests")?;
         let (tx, rx) = incoming_channel(self.config.incoming_capacity);
         let session = Session::new(
-            Arc::from(""),
+            Arc::clone(&self.no_id),
             Arc::clone(self),
             tx,
             lifetime,

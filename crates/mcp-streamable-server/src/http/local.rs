@@ -160,7 +160,7 @@ pub(crate) async fn respond(
                      with Last-Event-ID, or held more than the session's buffer allows",
                 ));
             }
-            Ok(Some(responses)) => return Ok(reply::json(responses, is_batch)),
+            Ok(Some(responses)) => return Ok(reply::json(responses.into_messages(), is_batch)),
             // S5: something else came first: the answer goes on as SSE.
             Ok(None) => {}
         }

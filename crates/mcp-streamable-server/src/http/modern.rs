@@ -68,8 +68,8 @@ pub(crate) async fn serve(
         None => sse.reader_mut().wait_json().await,
     };
     match first {
-        Ok(Some(mut responses)) => {
-            let response = responses.pop().unwrap_or_default();
+        Ok(Some(responses)) => {
+            let response = responses.into_messages().last().unwrap_or_default();
             Ok(reply::json_with_status(response))
         }
         Ok(None) => {

@@ -353,13 +353,10 @@ impl Relay {
                 return self.sse(items, session);
             }
         }
-        let responses = items
-            .into_iter()
-            .filter_map(|i| match i {
-                Item::Message { message, .. } => Some(message),
-                Item::Priming(..) => None,
-            })
-            .collect();
+        let responses = items.into_iter().filter_map(|i| match i {
+            Item::Message { message, .. } => Some(message),
+            Item::Priming(..) => None,
+        });
         reply::json(responses, is_batch)
     }
 }

@@ -112,9 +112,16 @@ pub(crate) fn unsupported_version(sessions_served: bool, requested: &str, hint: 
     .with_data(mcp_jsonrpc::to_raw_value(&data).ok())
 }
 
-/// A JSON string's value, or `None` if `raw` is not a string.
+/// A JSON string's value, or `None` if `raw` is not a string: borrowed from `raw` unless it
+/// holds escapes (serde's `Cow` always copies).
 fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    Deserialize::deserialize(&mut serde_json::Deserializer::from_str(raw.get())).ok()
+    let borrowed = <&str>::deserialize(&mut serde_json::Deserializer::from_str(raw.get()));
+    match borrowed {
+        Ok(value) => Some(Cow::Borrowed(value)),
+        Err(_) => String::deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+            .ok()
+            .map(Cow::Owned),
+    }
 }
 
 /// One header of the request, decoded; `Ok(None)` when absent.
@@ -181,7 +188,7 @@ pub(crate) fn validate(
             } else {
                 ""
             };
-            return Err(unsupported_version(sessions_served, &version, hint));
+            return Err(unsupported_version(sessions_served, version, hint));
         }
     };
     check_mirrored(headers, message, params.name, params.uri)?;
@@ -256,11 +263,11 @@ fn check_meta<'a>(meta: &Meta<'a>, is_request: bool) -> Result<Option<Cow<'a, st
 }
 
 /// M3, second: the header says what `_meta` says; the version named.
-fn check_version_header(
-    transport: &TransportHeaders,
-    meta_version: Option<&str>,
+fn check_version_header<'a>(
+    transport: &'a TransportHeaders,
+    meta_version: Option<&'a str>,
     is_request: bool,
-) -> Result<String, RpcError> {
+) -> Result<&'a str, RpcError> {
     let header_version = transport
         .version
         .get()
@@ -273,7 +280,7 @@ fn check_version_header(
             "MCP-Protocol-Version header {h:?} does not match params._meta version {m:?}"
         ))),
         (None, _) if is_request => Err(mismatch("the MCP-Protocol-Version header is missing".into())),
-        (Some(v), _) | (None, Some(v)) => Ok(v.to_owned()),
+        (Some(v), _) | (None, Some(v)) => Ok(v),
         // Classified per-request by neither: the version is nowhere to be found.
         (None, None) => Err(mismatch("no protocol version: neither the MCP-Protocol-Version header nor params._meta names one".into())),
     }

@@ -25,7 +25,7 @@ use tokio::sync::Notify;
 
 use crate::core::cluster::Fence;
 use crate::core::cluster::lease::Lease;
-use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream};
+use crate::core::session::state::{Batch, Entry, Incoming, STANDALONE, State, Stream, Wakers};
 use crate::core::shared::Shared;
 use crate::core::store::event_store::{EventStore, Write};
 use crate::protocol::{ProtocolVersion, initialize};
@@ -287,7 +287,7 @@ impl Session {
     pub(crate) async fn send(self: &Arc<Self>, out: Outgoing) -> Result<(), mcp_transport::Error> {
         self.refuse_what_cannot_travel(&out)?;
         let json = Bytes::from(out.message.to_vec());
-        let mut wakers = Vec::new();
+        let mut wakers = Wakers::default();
         #[cfg(feature = "otel")]
         let mut answered = None;
         // Routing, indexing, queueing and ordering the store's write in one critical section,
@@ -340,9 +340,7 @@ impl Session {
         if let (Some(operation), Message::Response(r)) = (answered, &out.message) {
             self.operations.answer(operation, r);
         }
-        for waker in wakers {
-            waker.wake();
-        }
+        wakers.wake();
         if let Some(Some(batch)) = write_store {
             self.write_behind(batch);
         }

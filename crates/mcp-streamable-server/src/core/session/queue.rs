@@ -1,13 +1,10 @@
 //! Queueing an outgoing message for its stream's reader, and keeping the session within its
 //! budget of buffered bytes (S22).
-
-use std::task::Waker;
-
 use bytes::Bytes;
 use mcp_jsonrpc::{ErrorObject, Message, Response, code};
 
 use crate::core::session::Session;
-use crate::core::session::state::{Entry, State};
+use crate::core::session::state::{Entry, State, Wakers};
 
 /// What the client reads instead of an answer dropped for want of buffer (S22).
 const DROPPED_ANSWER: &str = "answer dropped: the client read slower than the server \
@@ -38,7 +35,7 @@ impl State {
         stream: u64,
         entry: Entry,
         completes: bool,
-        wakers: &mut Vec<Waker>,
+        wakers: &mut Wakers,
     ) {
         let has_store = session.has_store();
         let span = &session.span;
@@ -88,7 +85,7 @@ impl State {
     /// messages go. Its client then sees every request of the stream answered, if with errors,
     /// where a disconnection would end the stream cleanly with the answers out of its reach
     /// (nothing lost silently); it is disconnected only if that frees nothing.
-    fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Vec<Waker>) {
+    fn shed(&mut self, budget: usize, session: &Session, wakers: &mut Wakers) {
         while self.buffered.get() > budget {
             // Read only once shedding: a send that sheds nothing does no more than before.
             let (has_store, span) = (session.has_store(), &session.span);
@@ -140,10 +137,8 @@ impl State {
 impl Session {
     /// Sheds this session's largest backlogs until it holds at most `bytes` (S22).
     pub(crate) fn shed_to(&self, bytes: usize) {
-        let mut wakers = Vec::new();
+        let mut wakers = Wakers::default();
         self.lock().shed(bytes, self, &mut wakers);
-        for waker in wakers {
-            waker.wake();
-        }
+        wakers.wake();
     }
 }

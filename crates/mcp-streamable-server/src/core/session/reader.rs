@@ -41,12 +41,13 @@ impl Taken {
         }
     }
 
-    pub(crate) fn count(&self) -> usize {
-        usize::from(self.first.is_some()) + self.rest.len()
-    }
-
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.first.iter().chain(&self.rest)
+    }
+
+    /// Their messages, in order.
+    pub(crate) fn into_messages(self) -> impl Iterator<Item = Bytes> {
+        self.first.into_iter().chain(self.rest).map(|e| e.json)
     }
 }
 
@@ -138,7 +139,7 @@ impl Reader {
     pub(crate) fn poll_json(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Result<Option<Vec<Bytes>>, JsonWait>> {
+    ) -> Poll<Result<Option<Taken>, JsonWait>> {
         let Some(generation) = self.generation else {
             return Poll::Ready(Err(JsonWait::Moved));
         };
@@ -170,9 +171,9 @@ impl Reader {
         }
         // Every response, unless the session closed first.
         let complete = s.pending == 0;
-        let mut responses = Vec::new();
+        let mut responses = Taken::default();
         while let Some(entry) = s.outbox.pop(&mut st.buffered) {
-            responses.push(entry.json);
+            responses.push(entry);
         }
         st.streams.remove(&self.stream);
         self.generation = None;
@@ -183,7 +184,7 @@ impl Reader {
         })
     }
 
-    pub(crate) async fn wait_json(&mut self) -> Result<Option<Vec<Bytes>>, JsonWait> {
+    pub(crate) async fn wait_json(&mut self) -> Result<Option<Taken>, JsonWait> {
         std::future::poll_fn(|cx| self.poll_json(cx)).await
     }
 

@@ -31,6 +31,35 @@ pub(crate) struct Entry {
     pub(crate) is_response: bool,
 }
 
+/// The readers to wake once a session's lock is released: mostly one (the reader of the stream
+/// a message went on), kept in place; more only when a send sheds others' backlogs.
+#[derive(Default)]
+pub(crate) struct Wakers {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakers {
+    /// Wakes them all.
+    pub(crate) fn wake(self) {
+        self.first
+            .into_iter()
+            .chain(self.rest)
+            .for_each(Waker::wake);
+    }
+}
+
+impl Extend<Waker> for Wakers {
+    fn extend<I: IntoIterator<Item = Waker>>(&mut self, wakers: I) {
+        for waker in wakers {
+            match self.first {
+                None => self.first = Some(waker),
+                Some(_) => self.rest.push(waker),
+            }
+        }
+    }
+}
+
 /// The bytes waiting in a session's outboxes: the sum of its outboxes' sizes (S22).
 ///
 /// Only [`Outbox`] changes it, by the size of the message it takes in or lets go, so it cannot
@@ -85,9 +114,15 @@ impl Default for Buffered {
 }
 
 /// The messages of one stream waiting for its reader, and their size.
+///
+/// The first is kept in place: a request stream mostly holds one message at a time (its
+/// answer), which then costs no buffer of its own.
 #[derive(Default)]
 pub(crate) struct Outbox {
-    entries: VecDeque<Entry>,
+    /// The message its reader writes next; `None` only when the outbox is empty.
+    head: Option<Entry>,
+    /// The messages after it.
+    rest: VecDeque<Entry>,
     bytes: usize,
 }
 
@@ -95,11 +130,16 @@ impl Outbox {
     pub(crate) fn push(&mut self, entry: Entry, total: &mut Buffered) {
         self.bytes += entry.json.len();
         total.add(entry.json.len());
-        self.entries.push_back(entry);
+        if self.head.is_none() {
+            self.head = Some(entry);
+        } else {
+            self.rest.push_back(entry);
+        }
     }
 
     pub(crate) fn pop(&mut self, total: &mut Buffered) -> Option<Entry> {
-        let entry = self.entries.pop_front()?;
+        let entry = self.head.take()?;
+        self.head = self.rest.pop_front();
         self.bytes -= entry.json.len();
         total.sub(entry.json.len());
         Some(entry)
@@ -107,10 +147,11 @@ impl Outbox {
 
     /// Lets go of everything; returns how many messages that was.
     pub(crate) fn clear(&mut self, total: &mut Buffered) -> usize {
-        let n = self.entries.len();
+        let n = self.len();
         total.sub(self.bytes);
         self.bytes = 0;
-        self.entries.clear();
+        self.head = None;
+        self.rest.clear();
         n
     }
 
@@ -124,9 +165,8 @@ impl Outbox {
     ) -> usize {
         let before = self.bytes;
         let mut dropped = 0;
-        let mut kept = VecDeque::with_capacity(self.entries.len());
-        kept.extend(self.entries.pop_front());
-        for mut entry in self.entries.drain(..) {
+        let mut kept = VecDeque::with_capacity(self.rest.len());
+        for mut entry in self.rest.drain(..) {
             match shrink(&entry) {
                 Some(smaller) if smaller.len() <= entry.json.len() => {
                     self.bytes -= entry.json.len() - smaller.len();
@@ -140,7 +180,7 @@ impl Outbox {
                 }
             }
         }
-        self.entries = kept;
+        self.rest = kept;
         total.sub(before - self.bytes);
         dropped
     }
@@ -149,16 +189,20 @@ impl Outbox {
         self.bytes
     }
 
+    fn len(&self) -> usize {
+        usize::from(self.head.is_some()) + self.rest.len()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.head.is_none()
     }
 
     pub(crate) fn front(&self) -> Option<&Entry> {
-        self.entries.front()
+        self.head.as_ref()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter()
+        self.head.iter().chain(&self.rest)
     }
 }
 

@@ -48,12 +48,13 @@ impl Session {
             in_flight: 0,
             active: true,
         };
-        let mut writes: Vec<Write> = batch.into_iter().collect();
+        let mut turn = Turn::Own(batch);
         loop {
+            let writes = turn.writes();
             let made = writes.len() as u64;
             if !writes.is_empty() {
                 writer.in_flight = made;
-                write(&*store, &self, &writes).await;
+                write(&*store, &self, writes).await;
                 writer.in_flight = 0;
             }
             let (next, watched) = {
@@ -68,7 +69,7 @@ impl Session {
                 writer.active = false;
                 return;
             };
-            writes = next;
+            turn = Turn::Queued(next);
         }
     }
 
@@ -90,6 +91,21 @@ impl Session {
                 }
             }
             progress.await;
+        }
+    }
+}
+
+/// The writes of one turn of the writer: its own send's, or everything queued behind it.
+enum Turn {
+    Own(Batch),
+    Queued(Vec<Write>),
+}
+
+impl Turn {
+    fn writes(&self) -> &[Write] {
+        match self {
+            Turn::Own(batch) => batch.as_slice(),
+            Turn::Queued(writes) => writes,
         }
     }
 }

@@ -10,24 +10,41 @@ use std::collections::VecDeque;
 
 use crate::core::store::event_store::Write;
 
-/// The writes of one send, in order: at most two (a message, and its stream's end).
-pub(crate) struct Batch([Option<Write>; 2]);
+/// The writes of one send, in order: at most two (a message, and its stream's end), held in
+/// place, so that the send that becomes the writer makes them without a buffer of their own.
+pub(crate) enum Batch {
+    Empty,
+    One([Write; 1]),
+    Two([Write; 2]),
+}
 
 impl Batch {
     pub(crate) fn one(write: Write) -> Batch {
-        Batch([Some(write), None])
+        Batch::One([write])
     }
 
     pub(crate) fn two(first: Write, then: Option<Write>) -> Batch {
-        Batch([Some(first), then])
+        match then {
+            Some(then) => Batch::Two([first, then]),
+            None => Batch::One([first]),
+        }
     }
 
     pub(crate) fn empty() -> Batch {
-        Batch([None, None])
+        Batch::Empty
+    }
+
+    /// The writes, in order.
+    pub(crate) fn as_slice(&self) -> &[Write] {
+        match self {
+            Batch::Empty => &[],
+            Batch::One(writes) => writes,
+            Batch::Two(writes) => writes,
+        }
     }
 
     fn len(&self) -> u64 {
-        self.0.iter().filter(|w| w.is_some()).count() as u64
+        self.as_slice().len() as u64
     }
 }
 
@@ -36,7 +53,12 @@ impl IntoIterator for Batch {
     type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<Write>, 2>>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter().flatten()
+        let writes = match self {
+            Batch::Empty => [None, None],
+            Batch::One([write]) => [Some(write), None],
+            Batch::Two([first, then]) => [Some(first), Some(then)],
+        };
+        writes.into_iter().flatten()
     }
 }
 

@@ -65,15 +65,15 @@ struct ToolResult {
 
 /// `_meta`'s string members, as a propagator reads them (`traceparent`, `tracestate`,
 /// `baggage`: the unprefixed keys the MCP conventions reserve).
-struct MetaCarrier<'a>(&'a HashMap<String, serde_json::Value>);
+struct MetaCarrier<'a>(&'a [(&'a str, &'a str)]);
 
 impl Extractor for MetaCarrier<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(serde_json::Value::as_str)
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 
     fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(String::as_str).collect()
+        self.0.iter().map(|(k, _)| *k).collect()
     }
 }
 
@@ -212,10 +212,7 @@ impl Operations {
         let mut span_attributes = Vec::with_capacity(attributes.len() + SPAN_ONLY_ATTRIBUTES);
         span_attributes.extend(attributes.iter().cloned());
         if let Some(id) = id {
-            span_attributes.push(KeyValue::new(
-                "jsonrpc.request.id",
-                mcp_streamable_protocol::telemetry::request_id(id),
-            ));
+            span_attributes.push(KeyValue::new("jsonrpc.request.id", request_id(id)));
         }
         if let Some(uri) = &params.uri {
             span_attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
@@ -356,6 +353,45 @@ fn known_method(method: &str) -> Cow<'static, str> {
     }
 }
 
+/// `jsonrpc.request.id` (as `mcp_streamable_protocol::telemetry::request_id` writes it), in
+/// one allocation: that `String`, handed to a `StringValue`, is copied again into a box.
+fn request_id(id: &Id) -> StringValue {
+    match id {
+        Id::Number(n) => {
+            use std::fmt::Write as _;
+            let mut digits = Digits::default();
+            let _ = write!(digits, "{n}");
+            StringValue::from(Arc::<str>::from(digits.as_str()))
+        }
+        Id::String(s) => StringValue::from(Arc::<str>::from(s.as_str())),
+    }
+}
+
+/// A number's digits, written on the stack.
+#[derive(Default)]
+struct Digits {
+    bytes: [u8; 24],
+    len: usize,
+}
+
+impl Digits {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for Digits {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 /// A span name: the method, then the target when there is one.
 fn span_name(method: Cow<'static, str>, target: Option<&str>) -> Cow<'static, str> {
     match target {
@@ -388,12 +424,39 @@ fn known_version(asked: &str) -> StringValue {
 
 /// The client's context, as the global propagator reads it from `_meta`.
 fn parent_of(meta: &serde_json::value::RawValue) -> Context {
-    let Ok(meta) = serde_json::from_str::<HashMap<String, serde_json::Value>>(meta.get()) else {
-        return Context::new();
-    };
     opentelemetry::global::get_text_map_propagator(|p| {
-        p.extract_with_context(&Context::new(), &MetaCarrier(&meta))
+        // A propagator that reads no field (the default, a no-op) has no use for `_meta`.
+        if p.fields().next().is_none() {
+            return Context::new();
+        }
+        match borrowed_strings(meta) {
+            Some(members) => p.extract_with_context(&Context::new(), &MetaCarrier(&members)),
+            None => {
+                let Ok(meta) =
+                    serde_json::from_str::<HashMap<String, serde_json::Value>>(meta.get())
+                else {
+                    return Context::new();
+                };
+                let members: Vec<(&str, &str)> = meta
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
+                    .collect();
+                p.extract_with_context(&Context::new(), &MetaCarrier(&members))
+            }
+        }
     })
+}
+
+/// `_meta`'s string members, borrowed from the request: `None` when a key or a string holds
+/// an escape (then they are copied), or `_meta` is not an object.
+fn borrowed_strings(meta: &serde_json::value::RawValue) -> Option<Vec<(&str, &str)>> {
+    let members: HashMap<&str, &serde_json::value::RawValue> =
+        serde_json::from_str(meta.get()).ok()?;
+    members
+        .into_iter()
+        .filter(|(_, v)| v.get().starts_with('"'))
+        .map(|(k, v)| Some((k, serde_json::from_str::<&str>(v.get()).ok()?)))
+        .collect()
 }
 
 /// How a request failed: its `error.type`, the status's description, and the JSON-RPC code

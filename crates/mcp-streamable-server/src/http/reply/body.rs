@@ -19,7 +19,8 @@ pub struct ResponseBody {
 #[derive(Debug)]
 enum Inner {
     Full(Option<Bytes>),
-    Sse(Box<SseBody>),
+    /// In place: a box for it would be an allocation a reply.
+    Sse(SseBody),
     /// SSE frames written by a task: a stream another node serves, relayed (N9).
     Relayed(mpsc::Receiver<Bytes>),
     /// The body of another node's answer, passed on as it comes; it ends where that one
@@ -54,7 +55,7 @@ impl ResponseBody {
 
     pub(crate) fn sse(body: SseBody) -> Self {
         ResponseBody {
-            inner: Inner::Sse(Box::new(body)),
+            inner: Inner::Sse(body),
         }
     }
 }

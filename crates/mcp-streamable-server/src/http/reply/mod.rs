@@ -22,8 +22,12 @@ pub(crate) fn empty(status: StatusCode) -> Response<ResponseBody> {
 }
 
 /// The responses to a POST's requests as one JSON document: an array for a batch (S4).
-pub(crate) fn json(responses: Vec<Bytes>, is_batch: bool) -> Response<ResponseBody> {
+pub(crate) fn json(
+    responses: impl IntoIterator<Item = Bytes>,
+    is_batch: bool,
+) -> Response<ResponseBody> {
     let bytes = if is_batch {
+        let responses: Vec<Bytes> = responses.into_iter().collect();
         let mut out =
             BytesMut::with_capacity(responses.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
         out.extend_from_slice(b"[");
@@ -60,7 +64,7 @@ pub(crate) fn json_with_status(response: Bytes) -> Response<ResponseBody> {
         .and_then(|a| a.error)
         .and_then(|e| codes::status_of(e.code))
         .unwrap_or(StatusCode::OK);
-    let mut reply = json(vec![response], false);
+    let mut reply = json([response], false);
     *reply.status_mut() = status;
     reply
 }

@@ -12,6 +12,7 @@ use mcp_sse::EventRef;
 use tokio::time::{Instant, Sleep};
 
 use crate::core::session::reader::Reader;
+use crate::core::session::state::Entry;
 use crate::core::store::event_store::StoredEvent;
 use crate::protocol::EventId;
 
@@ -21,24 +22,38 @@ pub(crate) const MAX_FRAME: usize = 64 * 1024;
 
 /// Writes `message` as one SSE event, with its id when events are kept.
 pub(crate) fn frame(out: &mut BytesMut, id: Option<EventId>, message: &[u8]) {
+    // Ids are digits and an underscore: nothing the encoder refuses.
+    with_event(id, message, |event| {
+        let _ = event.encode(out);
+    });
+}
+
+/// The bytes [`frame`] writes.
+fn frame_len(id: Option<EventId>, message: &[u8]) -> usize {
+    let mut len = 0;
+    with_event(id, message, |event| len = event.encoded_len());
+    len
+}
+
+/// Calls `f` with `message` as an SSE event, with its id when events are kept; not at all
+/// if the message is not UTF-8 (a bug: serde_json encoded it).
+fn with_event(id: Option<EventId>, message: &[u8], mut f: impl FnMut(EventRef<'_>)) {
     let Ok(data) = std::str::from_utf8(message) else {
         tracing::error!(
             "an outgoing message is not UTF-8; it was encoded by serde_json, so this is a bug"
         );
         return;
     };
-    let mut encode = |id: Option<&str>| {
-        let event = EventRef {
+    let mut event = |id: Option<&str>| {
+        f(EventRef {
             id,
             data,
             ..EventRef::default()
-        };
-        // Ids are digits and an underscore: nothing the encoder refuses.
-        let _ = event.encode(out);
+        })
     };
     match id {
-        Some(id) => id.write(|id| encode(Some(id))),
-        None => encode(None),
+        Some(id) => id.write(|id| event(Some(id))),
+        None => event(None),
     }
 }
 
@@ -67,17 +82,30 @@ pub(crate) fn replayed(stream: u64, events: &[StoredEvent]) -> Vec<Bytes> {
 /// Writes a priming event (S14): an id to resume from (when there is one before the first
 /// message), the reconnection delay, no data.
 pub(crate) fn write_priming(out: &mut BytesMut, id: Option<EventId>, retry: Duration) {
-    let mut encode = |id: Option<&str>| {
-        let event = EventRef {
+    with_priming(id, retry, |event| {
+        let _ = event.encode(out);
+    });
+}
+
+/// The bytes [`write_priming`] writes.
+fn priming_len(id: Option<EventId>, retry: Duration) -> usize {
+    let mut len = 0;
+    with_priming(id, retry, |event| len = event.encoded_len());
+    len
+}
+
+/// Calls `f` with the priming event of [`write_priming`].
+fn with_priming(id: Option<EventId>, retry: Duration, mut f: impl FnMut(EventRef<'_>)) {
+    let mut event = |id: Option<&str>| {
+        f(EventRef {
             id,
             retry: Some(retry),
             ..EventRef::default()
-        };
-        let _ = event.encode(out);
+        })
     };
     match id {
-        Some(id) => id.write(|id| encode(Some(id))),
-        None => encode(None),
+        Some(id) => id.write(|id| event(Some(id))),
+        None => event(None),
     }
 }
 
@@ -212,15 +240,24 @@ impl SseBody {
         let stream = self.reader.stream();
         match self.reader.poll_take(cx, MAX_FRAME) {
             Poll::Ready(Some(taken)) => {
-                let overhead = 32 * taken.count() + if self.prime.is_some() { 48 } else { 0 };
-                let mut out = BytesMut::with_capacity(taken.bytes + overhead);
-                if let Some(retry) = self.prime.take() {
-                    write_priming(&mut out, Some(self.priming_id()), retry);
+                let id = |e: &Entry| with_id.then(|| EventId::new(stream, e.index));
+                // Made to the frame's size: frozen, it is taken over as it is, with no
+                // allocation to keep track of spare room.
+                let priming = self.prime.map(|retry| (self.priming_id(), retry));
+                let len = priming.map_or(0, |(p, retry)| priming_len(Some(p), retry))
+                    + taken
+                        .iter()
+                        .map(|e| frame_len(id(e), &e.json))
+                        .sum::<usize>();
+                let mut out = BytesMut::with_capacity(len);
+                if let Some((p, retry)) = priming {
+                    self.prime = None;
+                    write_priming(&mut out, Some(p), retry);
                 }
                 for e in taken.iter() {
-                    let id = with_id.then(|| EventId::new(stream, e.index));
-                    frame(&mut out, id, &e.json);
+                    frame(&mut out, id(e), &e.json);
                 }
+                debug_assert_eq!(out.len(), len, "a frame longer or shorter than foretold");
                 Poll::Ready(Some(out.freeze()))
             }
             Poll::Ready(None) => {
