@@ -65,11 +65,6 @@ pub struct Installed {
 }
 
 impl Installed {
-    /// Whether anything was installed (OTLP or Prometheus asked for).
-    pub fn is_active(&self) -> bool {
-        self.meters.is_some()
-    }
-
     /// Exports what is still buffered and stops the exporters' threads. Call it from the
     /// runtime [`install`] ran on, once the server stopped (it waits on a blocking thread).
     pub async fn shutdown(self) {
