@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 
 /// The events logged while the guard of [`capture`] lives: `(level, message and fields)`.
@@ -65,8 +66,37 @@ impl Subscriber for Capture {
     fn exit(&self, _: &Id) {}
 }
 
+/// The test binary's global subscriber: it logs nothing, and calls every callsite
+/// "sometimes" interesting, so that `tracing`'s cached interest is never "never": each event
+/// then asks the subscriber of its own thread. Without it, tests installing and dropping their
+/// captures at once could race `tracing`'s rebuild of that cache and leave a callsite off for a
+/// test that wants it (CI saw the request log's line missing once, the line before it there).
+struct Silent;
+
+impl Subscriber for Silent {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        Interest::sometimes()
+    }
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
 /// Captures this thread's events until the guard drops.
 pub(crate) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    static SILENT: std::sync::Once = std::sync::Once::new();
+    SILENT.call_once(|| {
+        // Fails only if a global subscriber is set already, which then decides alone.
+        let _ = tracing::subscriber::set_global_default(Silent);
+    });
     let logs = Logs::default();
     let guard = tracing::subscriber::set_default(Capture {
         logs: logs.clone(),
