@@ -14,7 +14,7 @@ use mcp_jsonrpc::{Id, Message, RawValue, Response};
 use opentelemetry::global::BoxedSpan;
 use opentelemetry::propagation::Injector;
 use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -142,7 +142,7 @@ impl Operations {
         if let Some(id) = &id {
             attributes.push(KeyValue::new(
                 "jsonrpc.request.id",
-                mcp_streamable_protocol::telemetry::request_id(id),
+                StringValue::from(mcp_streamable_protocol::telemetry::request_id(id)),
             ));
         }
         if let Some(uri) = &read.uri {

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use crate::core::owner::PeerAddr;
 use crate::core::telemetry::{Telemetry, end};
 use crate::protocol::ProtocolVersion;
+use mcp_streamable_protocol::telemetry::request_id;
 
 /// The `error.type` of a request the session ended before it was answered.
 const UNANSWERED: &str = "cancelled";
@@ -212,7 +213,10 @@ impl Operations {
         let mut span_attributes = Vec::with_capacity(attributes.len() + SPAN_ONLY_ATTRIBUTES);
         span_attributes.extend(attributes.iter().cloned());
         if let Some(id) = id {
-            span_attributes.push(KeyValue::new("jsonrpc.request.id", request_id(id)));
+            span_attributes.push(KeyValue::new(
+                "jsonrpc.request.id",
+                StringValue::from(request_id(id)),
+            ));
         }
         if let Some(uri) = &params.uri {
             span_attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
@@ -350,45 +354,6 @@ fn known_method(method: &str) -> Cow<'static, str> {
     match METHODS.iter().find(|known| **known == method) {
         Some(known) => Cow::Borrowed(*known),
         None => Cow::Owned(method.to_owned()),
-    }
-}
-
-/// `jsonrpc.request.id` (as `mcp_streamable_protocol::telemetry::request_id` writes it), in
-/// one allocation: that `String`, handed to a `StringValue`, is copied again into a box.
-fn request_id(id: &Id) -> StringValue {
-    match id {
-        Id::Number(n) => {
-            use std::fmt::Write as _;
-            let mut digits = Digits::default();
-            let _ = write!(digits, "{n}");
-            StringValue::from(Arc::<str>::from(digits.as_str()))
-        }
-        Id::String(s) => StringValue::from(Arc::<str>::from(s.as_str())),
-    }
-}
-
-/// A number's digits, written on the stack.
-#[derive(Default)]
-struct Digits {
-    bytes: [u8; 24],
-    len: usize,
-}
-
-impl Digits {
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
-    }
-}
-
-impl std::fmt::Write for Digits {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        self.bytes
-            .get_mut(self.len..end)
-            .ok_or(std::fmt::Error)?
-            .copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
     }
 }
 
