@@ -15,7 +15,7 @@ use crate::node::Node;
 use crate::notification_bus::RedisNotificationBus;
 use crate::options::Options;
 use crate::rate_store::RedisRateStore;
-use crate::scripts;
+use crate::scripts::{self, Call};
 use crate::session_store::RedisSessionStore;
 
 /// A node's connection to Redis, its lease and its place among the nodes, shared by the
@@ -176,8 +176,8 @@ async fn shared_secret(
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    let mut call = scripts::SECRET.prepare_invoke();
-    call.key(keys.secret()).arg(fresh);
+    let mut call = Call::new(&scripts::SECRET, &[keys.secret()]);
+    call.arg(fresh);
     match conn.script(&call, options.command_timeout).await? {
         redis::Value::BulkString(secret) => Ok(secret),
         _ => Err(Error::new(Kind::Malformed)),

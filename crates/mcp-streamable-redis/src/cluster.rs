@@ -14,7 +14,7 @@ use crate::error::{Error, Kind};
 use crate::event_store::RedisEventStore;
 use crate::lease::Keeper;
 use crate::node::{Node, fence_args};
-use crate::scripts;
+use crate::scripts::{self, Call};
 use crate::session_store::{RedisSessionStore, encode_record, time_to_field};
 
 /// The [`Cluster`] of a [`RedisBackend`](crate::RedisBackend): this node among every node on
@@ -47,13 +47,14 @@ impl RedisCluster {
     async fn start(&self, record: &SessionRecord) -> Result<Fence, Error> {
         let node = &self.node;
         let incarnation = node.lease.incarnation();
-        let mut call = scripts::START.prepare_invoke();
-        call.key(node.keys.session(&record.id))
-            .key(node.keys.record(&record.id))
-            .arg(encode_record(record))
+        let mut call = Call::new(
+            &scripts::START,
+            &[node.keys.session(&record.id), node.keys.record(&record.id)],
+        );
+        call.arg(encode_record(record))
             .arg(time_to_field(record.last_active))
             .arg(&node.options.node)
-            .arg(incarnation.to_string())
+            .arg(incarnation)
             .arg(node.options.key_ttl_ms());
         node.script(&call).await?;
         Ok(Fence::new(incarnation, 0))
@@ -107,14 +108,15 @@ impl RedisCluster {
             // A node that cannot prove its own lease takes nothing over.
             return Err(Error::new(Kind::NotHolder));
         }
-        let mut call = scripts::TAKE_OVER.prepare_invoke();
-        call.key(node.keys.session(session))
-            .key(node.keys.record(session))
-            .arg(holder)
+        let mut call = Call::new(
+            &scripts::TAKE_OVER,
+            &[node.keys.session(session), node.keys.record(session)],
+        );
+        call.arg(holder)
             .arg(holder_incarnation)
             .arg(generation)
             .arg(&node.options.node)
-            .arg(incarnation.to_string())
+            .arg(incarnation)
             .arg(node.options.key_ttl_ms());
         match node.script(&call).await? {
             Value::Int(generation) if generation >= 0 => {
@@ -146,10 +148,9 @@ impl RedisCluster {
     async fn reclaim(&self, session: &str, fence: Fence) -> Result<Option<Fence>, Error> {
         let node = &self.node;
         let incarnation = node.lease.incarnation();
-        let mut call = scripts::RECLAIM.prepare_invoke();
-        call.key(node.keys.session(session));
+        let mut call = Call::new(&scripts::RECLAIM, &[node.keys.session(session)]);
         fence_args(&mut call, &node.options.node, Some(fence));
-        call.arg(incarnation.to_string());
+        call.arg(incarnation);
         Ok(match node.script(&call).await? {
             Value::Int(1) => Some(Fence::new(incarnation, fence.generation)),
             Value::Int(0) => None,
@@ -159,13 +160,12 @@ impl RedisCluster {
 
     async fn fenced_script(
         &self,
-        script: &redis::Script,
+        script: &'static redis::Script,
         session: &str,
         fence: Fence,
     ) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = script.prepare_invoke();
-        call.key(node.keys.session(session));
+        let mut call = Call::new(script, &[node.keys.session(session)]);
         fence_args(&mut call, &node.options.node, Some(fence));
         node.script(&call).await.map(drop)
     }

@@ -7,10 +7,14 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, FromRedisValue, Pipeline, ProtocolVersion, PushInfo, RedisFuture, Value};
+use redis::{
+    Cmd, ErrorKind, FromRedisValue, Pipeline, ProtocolVersion, PushInfo, RedisFuture,
+    ServerErrorKind, Value,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::{Error, Kind};
+use crate::scripts::Call;
 
 /// Where the backend's Redis is.
 #[derive(Clone)]
@@ -162,14 +166,20 @@ impl Conn {
         within(timeout, cmd.query_async(&mut conn)).await
     }
 
-    /// Runs a Lua script, failing after `timeout`.
-    pub(crate) async fn script(
-        &self,
-        invocation: &redis::ScriptInvocation<'_>,
-        timeout: Duration,
-    ) -> Result<Value, Error> {
+    /// Runs a Lua script, failing after `timeout`; loads it first if Redis does not know it
+    /// (a Redis restarted, or a new one).
+    pub(crate) async fn script(&self, call: &Call, timeout: Duration) -> Result<Value, Error> {
         let mut conn = self.clone();
-        within(timeout, invocation.invoke_async(&mut conn)).await
+        within(timeout, async {
+            match call.cmd().query_async(&mut conn).await {
+                Err(err) if err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    call.script().load_async(&mut conn).await?;
+                    call.cmd().query_async(&mut conn).await
+                }
+                answer => answer,
+            }
+        })
+        .await
     }
 }
 

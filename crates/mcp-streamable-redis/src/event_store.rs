@@ -17,7 +17,7 @@ use redis::Value;
 use crate::error::{Error, Kind};
 use crate::lease::Keeper;
 use crate::node::{Node, fence_args, fenced};
-use crate::scripts;
+use crate::scripts::{self, Call};
 
 /// Bookkeeping charged per stored event on top of its bytes against the session's byte cap,
 /// as the in-memory store does, so that floods of tiny messages are bounded too.
@@ -65,11 +65,15 @@ impl RedisEventStore {
     ) -> Result<(), Error> {
         let node = &self.node;
         let options = &node.options;
-        let mut call = scripts::WRITE.prepare_invoke();
-        call.key(node.keys.session(session))
-            .key(node.keys.record(session))
-            .key(node.keys.finished(session))
-            .key(node.keys.queue(session));
+        let mut call = Call::new(
+            &scripts::WRITE,
+            &[
+                node.keys.session(session),
+                node.keys.record(session),
+                node.keys.finished(session),
+                node.keys.queue(session),
+            ],
+        );
         fence_args(&mut call, &options.node, fence);
         call.arg(options.key_ttl_ms())
             .arg(options.window_ms())
@@ -113,11 +117,15 @@ impl RedisEventStore {
         after: u64,
     ) -> Result<Vec<StoredEvent>, ReplayError> {
         let node = &self.node;
-        let mut call = scripts::REPLAY.prepare_invoke();
-        call.key(node.keys.session(session))
-            .key(node.keys.stream(session, stream))
-            .key(node.keys.finished(session))
-            .arg(stream)
+        let mut call = Call::new(
+            &scripts::REPLAY,
+            &[
+                node.keys.session(session),
+                node.keys.stream(session, stream),
+                node.keys.finished(session),
+            ],
+        );
+        call.arg(stream)
             .arg(after)
             .arg(node.options.window_ms())
             .arg(unix_ms(SystemTime::now()));
@@ -138,13 +146,15 @@ impl RedisEventStore {
     ) -> Result<Begun, Error> {
         let node = &self.node;
         let requests = serde_json::to_string(requests).expect("ids serialize");
-        let mut call = scripts::BEGIN.prepare_invoke();
         let forward = forward.map(key_safe);
-        call.key(node.keys.session(session))
-            .key(node.keys.record(session));
-        if let Some(forward) = &forward {
-            call.key(node.keys.forward(session, forward));
-        }
+        let (key, record) = (node.keys.session(session), node.keys.record(session));
+        let mut call = match &forward {
+            Some(forward) => Call::new(
+                &scripts::BEGIN,
+                &[key, record, node.keys.forward(session, forward)],
+            ),
+            None => Call::new(&scripts::BEGIN, &[key, record]),
+        };
         fence_args(&mut call, &node.options.node, Some(fence));
         let now = SystemTime::now();
         call.arg(stream)
@@ -170,8 +180,7 @@ impl RedisEventStore {
 
     async fn unfinished(&self, session: &str) -> Result<Vec<Unfinished>, Error> {
         let node = &self.node;
-        let mut call = scripts::UNFINISHED.prepare_invoke();
-        call.key(node.keys.session(session));
+        let call = Call::new(&scripts::UNFINISHED, &[node.keys.session(session)]);
         parse_unfinished(node.script(&call).await?).ok_or_else(|| Error::new(Kind::Malformed))
     }
 
@@ -207,14 +216,7 @@ fn key_safe(forward: &str) -> Cow<'_, str> {
 
 /// A message larger than a session may keep, as a write: a response as its stand-in, anything
 /// else as a gap; logged either way.
-fn too_large(
-    call: &mut redis::ScriptInvocation<'_>,
-    session: &str,
-    stream: u64,
-    index: u64,
-    message: &[u8],
-    room: usize,
-) {
+fn too_large(call: &mut Call, session: &str, stream: u64, index: u64, message: &[u8], room: usize) {
     let kept = stand_in(message);
     let what = match kept {
         Some(_) => "a response: kept as an error saying so",

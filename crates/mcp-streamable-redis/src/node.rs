@@ -13,7 +13,7 @@ use crate::error::{Error, Kind};
 use crate::keys::Keys;
 use crate::members::{Members, Reading};
 use crate::options::Options;
-use crate::scripts;
+use crate::scripts::{self, Call};
 
 pub(crate) struct Node {
     pub(crate) options: Options,
@@ -44,13 +44,8 @@ impl Node {
         self.conn.query(cmd, self.options.command_timeout).await
     }
 
-    pub(crate) async fn script(
-        &self,
-        invocation: &redis::ScriptInvocation<'_>,
-    ) -> Result<Value, Error> {
-        self.conn
-            .script(invocation, self.options.command_timeout)
-            .await
+    pub(crate) async fn script(&self, call: &Call) -> Result<Value, Error> {
+        self.conn.script(call, self.options.command_timeout).await
     }
 
     /// The membership script, on `conn`, in `mode`, for this node's `incarnation`.
@@ -61,18 +56,16 @@ impl Node {
         incarnation: u64,
         timeout: std::time::Duration,
     ) -> Result<Reading, Error> {
-        let mut call = scripts::MEMBERS.prepare_invoke();
         // The shared secret, unless the nodes were given theirs.
         let shared: &[u8] = match self.options.secret {
             Some(_) => b"",
             None => &self.secret,
         };
-        call.key(self.keys.members())
-            .key(self.keys.up())
-            .key(self.keys.secret())
-            .arg(mode)
+        let keys = [self.keys.members(), self.keys.up(), self.keys.secret()];
+        let mut call = Call::new(&scripts::MEMBERS, &keys);
+        call.arg(mode)
             .arg(&self.options.node)
-            .arg(incarnation.to_string())
+            .arg(incarnation)
             .arg(self.address.to_string())
             .arg(self.options.lease_ms())
             .arg(shared);
@@ -82,11 +75,15 @@ impl Node {
 
     /// Ends `session`, every key of it, if `fence` is its holding (always without one).
     pub(crate) async fn end(&self, session: &str, fence: Option<Fence>) -> Result<(), Error> {
-        let mut call = scripts::END.prepare_invoke();
-        call.key(self.keys.session(session))
-            .key(self.keys.record(session))
-            .key(self.keys.finished(session))
-            .key(self.keys.queue(session));
+        let mut call = Call::new(
+            &scripts::END,
+            &[
+                self.keys.session(session),
+                self.keys.record(session),
+                self.keys.finished(session),
+                self.keys.queue(session),
+            ],
+        );
         fence_args(&mut call, &self.options.node, fence);
         self.script(&call).await.map(drop)
     }
@@ -102,12 +99,10 @@ impl Node {
 
 /// A fence as script arguments: this node, the incarnation, the generation; three empty
 /// arguments for none.
-pub(crate) fn fence_args(call: &mut redis::ScriptInvocation<'_>, node: &str, fence: Option<Fence>) {
+pub(crate) fn fence_args(call: &mut Call, node: &str, fence: Option<Fence>) {
     match fence {
         Some(fence) => {
-            call.arg(node)
-                .arg(fence.incarnation.to_string())
-                .arg(fence.generation.to_string());
+            call.arg(node).arg(fence.incarnation).arg(fence.generation);
         }
         None => {
             call.arg("").arg("").arg("");

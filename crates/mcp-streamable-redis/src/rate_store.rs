@@ -10,7 +10,7 @@ use redis::Value;
 use crate::error::{Error, Kind};
 use crate::lease::Keeper;
 use crate::node::Node;
-use crate::scripts;
+use crate::scripts::{self, Call};
 
 /// The [`RateStore`] of a [`RedisBackend`](crate::RedisBackend): a client's quotas
 /// ([`RateLimit`](mcp_streamable_server::RateLimit)) hold across every node on the same Redis
@@ -50,11 +50,14 @@ impl RedisRateStore {
     }
 
     async fn charge(&self, buckets: &[Bucket<'_>]) -> Result<Option<Duration>, Error> {
-        let mut call = scripts::RATE.prepare_invoke();
+        let keys: Vec<String> = buckets
+            .iter()
+            .map(|bucket| self.node.keys.rate(bucket.client, bucket.name))
+            .collect();
+        let mut call = Call::new(&scripts::RATE, &keys);
         for bucket in buckets {
             let interval = u64::try_from(bucket.quota.interval().as_micros()).unwrap_or(u64::MAX);
-            call.key(self.node.keys.rate(bucket.client, bucket.name))
-                .arg(interval)
+            call.arg(interval)
                 .arg(bucket.quota.burst_size())
                 .arg(bucket.cost);
         }

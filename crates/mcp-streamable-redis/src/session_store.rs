@@ -13,7 +13,7 @@ use crate::error::{Error, Kind};
 
 use crate::lease::Keeper;
 use crate::node::{Node, fence_args, fenced};
-use crate::scripts;
+use crate::scripts::{self, Call};
 
 /// The [`SessionStore`] of a [`RedisBackend`](crate::RedisBackend): every node on the same
 /// Redis and prefix knows every session.
@@ -36,10 +36,11 @@ impl RedisSessionStore {
 
     async fn create(&self, record: SessionRecord) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = scripts::CREATE.prepare_invoke();
-        call.key(node.keys.session(&record.id))
-            .key(node.keys.record(&record.id))
-            .arg(encode_record(&record))
+        let mut call = Call::new(
+            &scripts::CREATE,
+            &[node.keys.session(&record.id), node.keys.record(&record.id)],
+        );
+        call.arg(encode_record(&record))
             .arg(time_to_field(record.last_active))
             .arg(
                 record
@@ -53,8 +54,10 @@ impl RedisSessionStore {
 
     async fn load(&self, id: &str) -> Result<Option<SessionRecord>, Error> {
         let node = &self.node;
-        let mut call = scripts::LOAD.prepare_invoke();
-        call.key(node.keys.session(id)).key(node.keys.record(id));
+        let call = Call::new(
+            &scripts::LOAD,
+            &[node.keys.session(id), node.keys.record(id)],
+        );
         let reply = node.script(&call).await?;
         let fields: Vec<Option<Vec<u8>>> =
             redis::FromRedisValue::from_redis_value(reply).map_err(|e| Error::redis(e.into()))?;
@@ -68,8 +71,10 @@ impl RedisSessionStore {
 
     async fn touch(&self, id: &str, fence: Option<Fence>, at: SystemTime) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = scripts::TOUCH.prepare_invoke();
-        call.key(node.keys.session(id)).key(node.keys.record(id));
+        let mut call = Call::new(
+            &scripts::TOUCH,
+            &[node.keys.session(id), node.keys.record(id)],
+        );
         fence_args(&mut call, &node.options.node, fence);
         call.arg(time_to_field(at)).arg(node.options.key_ttl_ms());
         fenced(&node.script(&call).await?)
@@ -82,8 +87,7 @@ impl RedisSessionStore {
         version: ProtocolVersion,
     ) -> Result<(), Error> {
         let node = &self.node;
-        let mut call = scripts::SET_VERSION.prepare_invoke();
-        call.key(node.keys.session(id));
+        let mut call = Call::new(&scripts::SET_VERSION, &[node.keys.session(id)]);
         fence_args(&mut call, &node.options.node, fence);
         call.arg(version.to_string());
         fenced(&node.script(&call).await?)

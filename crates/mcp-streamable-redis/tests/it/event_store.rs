@@ -67,6 +67,18 @@ async fn replays_after_an_index_in_order(redis: Redis) {
 }
 on_both!(replays_after_an_index_in_order);
 
+/// Scripts Redis forgot (`SCRIPT FLUSH`; a restart, or a failover to a replica that never ran
+/// them) are loaded again by the call that finds one missing, and the call goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_redis_forgot_are_loaded_again() {
+    let redis = Redis::single();
+    let s = redis.node("n", options()).await.event_store();
+    write(&s, &[append(1, 1, msg(3))]).await;
+    assert_eq!(redis.cli(&["SCRIPT", "FLUSH"]).trim(), "OK");
+    write(&s, &[append(1, 2, msg(3))]).await;
+    assert_eq!(indices(&s, 1, 0).await, [1, 2]);
+}
+
 async fn messages_are_kept_byte_for_byte(redis: Redis) {
     let s = redis.node("n", options()).await.event_store();
     let binary: Vec<u8> = (0..=255).collect();

@@ -9,6 +9,8 @@
 //! `Mcp-Forward-After` headers, and a SHA-256 of the body: a request whose signature does not
 //! match is refused, and one past its deadline is dropped before anything is delivered.
 
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -31,6 +33,17 @@ pub(crate) const MCP_FORWARD_AFTER: HeaderName = HeaderName::from_static("mcp-fo
 const VERSION: &str = "1";
 
 type HmacSha256 = Hmac<Sha256>;
+
+/// A new forward id: a random prefix drawn once per process, then a count, in 32 hexadecimal
+/// digits. Unique among this process's forwards by the count, and among processes by the
+/// prefix; a forward id is signed, not secret, so it need not be unpredictable, and drawing
+/// 122 random bits per forwarded request (a `getrandom` system call each) bought nothing.
+pub(crate) fn forward_id() -> String {
+    static PREFIX: LazyLock<u64> = LazyLock::new(|| uuid::Uuid::new_v4().as_u64_pair().0);
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let count = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{:016x}{count:016x}", *PREFIX)
+}
 
 /// What a forward says about itself, signed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +221,21 @@ mod tests {
         headers.insert(MCP_SESSION_ID, HeaderValue::from_static("s1"));
         forward.sign(b"secret", &Method::POST, &mut headers, body);
         headers
+    }
+
+    #[test]
+    fn forward_ids_are_distinct_and_key_safe() {
+        let ids: Vec<String> = (0..1000).map(|_| forward_id()).collect();
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+        assert!(ids.iter().all(|id| {
+            id.len() == 32
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        }));
+        // One process, one prefix.
+        assert!(ids.iter().all(|id| id[..16] == ids[0][..16]));
     }
 
     #[test]

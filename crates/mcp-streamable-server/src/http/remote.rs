@@ -14,7 +14,7 @@ use hyper::body::Incoming;
 
 use crate::cluster::peers::Failed;
 use crate::cluster::route::{Route, Target};
-use crate::cluster::sign::{Forward, MCP_FORWARD, MCP_FORWARD_AFTER};
+use crate::cluster::sign::{Forward, MCP_FORWARD, MCP_FORWARD_AFTER, forward_id};
 use crate::cluster::{FORWARD_DEADLINE, Nodes};
 use crate::core::Session;
 use crate::core::cluster::Restarted;
@@ -76,7 +76,7 @@ impl Ask {
             parts,
             body: Bytes::new(),
             owner,
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id: forward_id(),
             last_event_id: None,
             after: None,
             sent: false,
