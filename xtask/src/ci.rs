@@ -131,7 +131,12 @@ fn package() -> Result<()> {
     for name in &crates {
         args.extend(["-p", name.as_str()]);
     }
-    cmd::run(&mut cmd::cargo(&args))
+    // A tarball's manifest has no workspace profile: without this, its verification builds
+    // every dependency again with full debug info (3 GiB more of the CI disk), rather than as
+    // the workspace's `[profile.dev]` says, which lets it reuse what `test` built.
+    let mut package = cmd::cargo(&args);
+    package.env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    cmd::run(&mut package)
 }
 
 /// Cargo unpacks each tarball of the verification's local registry overlay once, into
