@@ -123,7 +123,8 @@ pub struct Args {
     )]
     pub concurrency: Vec<usize>,
     /// The servers of the throughput runs, by key; every one but `ours-no-store`, `ours-otel`,
-    /// `ours-otlp` and the baseline's by default; with `--baseline-echo-server`, `ours,base,ours-26,base-26`.
+    /// `ours-otlp` and the baseline's by default; with `--baseline-echo-server`,
+    /// `ours,base,ours-26,base-26`.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Idle sessions opened on each server (fewer than 2: not run).
