@@ -32,12 +32,14 @@ pub(crate) fn named_pid(value: &str) -> Result<(String, u32), String> {
 }
 
 /// A command running `program` with none of the `MCP_*` variables of this process's
-/// environment, which the examples (the echo server) read as flags: what a program the
-/// benchmark starts runs with is what its command line says.
+/// environment, which the examples (the echo server) read as flags, nor OpenTelemetry's
+/// `OTEL_*`, which would install an exporter in the echo server or the gateway: what a program
+/// the benchmark starts runs with is what its command line (and the suite) says.
 pub(crate) fn command(program: impl AsRef<OsStr>) -> Command {
     let mut command = Command::new(program);
     for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MCP_") {
+        let name_text = name.to_string_lossy();
+        if name_text.starts_with("MCP_") || name_text.starts_with("OTEL_") {
             command.env_remove(name);
         }
     }

@@ -17,7 +17,9 @@
 //!    through the servers in turn (interleaved, so that a slow minute of a shared machine
 //!    does not land on one server only), at each concurrency, `--runs` times. The `-26`
 //!    servers are spoken to the per-request way of 2026-07-28 (`mcp-load --protocol
-//!    2026-07-28`), the others with sessions.
+//!    2026-07-28`), the others with sessions. `ours-otlp` exports its spans and metrics to an
+//!    OTLP/HTTP sink of the suite's (`otlp_sink`), pinned beside the load generator; a run
+//!    during which no span reached it is an error.
 //! 2. Idle sessions: ours, rmcp and tower-mcp, each freshly started, with `--idle-sessions`
 //!    sessions, their connections kept open, then closed.
 //! 3. The standalone stream: `mcp-flood`, freshly started, sends `--notifications`
@@ -53,6 +55,7 @@ mod figures;
 mod gateways;
 mod machine;
 mod nodes;
+mod otlp_sink;
 mod quiet;
 mod results;
 mod servers;
@@ -65,9 +68,10 @@ use anyhow::Context as _;
 use clap::builder::RangedU64ValueParser;
 
 use self::cells::{Calls, Cell};
+use self::otlp_sink::Received;
 use self::quiet::Quiet;
 use self::results::Results;
-use self::servers::{FLOOD, Launcher, ServerKind};
+use self::servers::{FLOOD, Launcher, Server, ServerKind};
 use crate::cli;
 use crate::redis::Redis;
 use crate::report::{CallsReport, IdleReport, StreamReport};
@@ -118,8 +122,9 @@ pub struct Args {
         value_parser = cli::trimmed::<usize>
     )]
     pub concurrency: Vec<usize>,
-    /// The servers of the throughput runs, by key; every one but `ours-no-store`, `ours-otel`
-    /// and the baseline's by default; with `--baseline-echo-server`, `ours,base,ours-26,base-26`.
+    /// The servers of the throughput runs, by key; every one but `ours-no-store`, `ours-otel`,
+    /// `ours-otlp` and the baseline's by default; with `--baseline-echo-server`,
+    /// `ours,base,ours-26,base-26`.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Idle sessions opened on each server (fewer than 2: not run).
@@ -204,7 +209,7 @@ impl Options {
                 let ab = ["ours", "base", "ours-26", "base-26"];
                 return all.filter(|server| ab.contains(&server.key)).collect();
             }
-            let asked_only = ["ours-no-store", "ours-otel", "base", "base-26"];
+            let asked_only = ["ours-no-store", "ours-otel", "ours-otlp", "base", "base-26"];
             all.filter(|server| !asked_only.contains(&server.key))
                 .collect()
         });
@@ -316,7 +321,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut results = Results::default();
     if !options.servers.is_empty() && !options.concurrency.is_empty() {
         let redis_pid = redis.as_ref().map(|r| r.pid);
-        results.calls = throughput(&options, &launcher, &mut quiet, redis_pid)?;
+        (results.calls, results.exported) = throughput(&options, &launcher, &mut quiet, redis_pid)?;
     }
     if options.idle_sessions >= 2 {
         // Ours, rmcp and tower-mcp with connections kept open, then closed.
@@ -459,13 +464,14 @@ fn redis(options: &mut Options, launcher: &mut Launcher) -> Option<Redis> {
     }
 }
 
-/// Every server at every concurrency, `runs` times, interleaved.
+/// Every server at every concurrency, `runs` times, interleaved; and what the OTLP sinks of
+/// the servers exporting to one received over the runs.
 fn throughput(
     options: &Options,
     launcher: &Launcher,
     quiet: &mut Quiet,
     redis_pid: Option<u32>,
-) -> anyhow::Result<Calls> {
+) -> anyhow::Result<(Calls, Vec<(&'static ServerKind, Received)>)> {
     let mut running = Vec::new();
     for kind in &options.servers {
         running.push((*kind, launcher.start(kind)?));
@@ -502,7 +508,7 @@ fn throughput(
                 }
                 args.extend(kind.family.load_args().iter().map(|a| (*a).to_owned()));
                 args.extend(kind.auth_args(launcher));
-                match launcher.load::<CallsReport>(&args) {
+                match measure_run(launcher, server, &args) {
                     Ok(report) => {
                         let sides: String = report
                             .side_cpu_us_per_req
@@ -533,7 +539,33 @@ fn throughput(
             }
         }
     }
-    Ok(Calls::new(cells))
+    let exported = running
+        .iter()
+        .filter_map(|(kind, server)| Some((*kind, server.exported()?)))
+        .collect();
+    Ok((Calls::new(cells), exported))
+}
+
+/// One run of the load generator with `args` against `server`. For a server exporting to an
+/// OTLP sink, a run during which no span reached the sink is an error, not a figure: it would
+/// not have measured exporting.
+fn measure_run(
+    launcher: &Launcher,
+    server: &Server,
+    args: &[String],
+) -> anyhow::Result<CallsReport> {
+    let before = server.exported();
+    let report = launcher.load::<CallsReport>(args)?;
+    if let (Some(before), Some(after)) = (before, server.exported())
+        && after.traces.bytes <= before.traces.bytes
+    {
+        anyhow::bail!(
+            "the OTLP sink received no span during the run ({} trace exports in all): this run \
+             measured no exporting",
+            after.traces.exports
+        );
+    }
+    Ok(report)
 }
 
 fn idle(
@@ -626,6 +658,7 @@ fn render(
                 out += &format!("- {}: {}.\n", cell.server.label, cell.server.description);
             }
         }
+        out += &table::exported_notes(results);
     }
     out += "\n## Ratios\n\n";
     out += &if results.calls.is_empty() {
@@ -640,7 +673,8 @@ fn render(
             replies and the event store on (the configuration users run) against rmcp, tower-mcp \
             and the ceiling; ours with JSON responses, stateless, and per request (2026-07-28) \
             against the ceiling (for the last, the ceiling sent the same per-request requests); \
-            idle memory of ours.\n\n";
+            idle memory of ours; when `ours-otlp` ran beside `ours`, its CPU per request against \
+            theirs (issue 29).\n\n";
     let targets = table::targets(results);
     out += if targets.is_empty() {
         "Nothing measured.\n"
@@ -688,4 +722,30 @@ fn render(
         &context,
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn servers(line: &str) -> Vec<&'static str> {
+        let words = std::iter::once("mcp-load-suite").chain(line.split_whitespace());
+        let options = Options::new(Args::try_parse_from(words).unwrap()).unwrap();
+        options.servers.iter().map(|s| s.key).collect()
+    }
+
+    #[test]
+    fn the_rows_run_only_when_asked_for_are_left_out_by_default() {
+        let default = servers("");
+        assert!(default.contains(&"ours") && default.contains(&"ceiling"));
+        for asked_only in ["ours-no-store", "ours-otel", "ours-otlp", "base", "base-26"] {
+            assert!(!default.contains(&asked_only), "{asked_only}");
+        }
+        assert_eq!(
+            servers("--servers ours,ours-otel,ours-otlp"),
+            ["ours", "ours-otel", "ours-otlp"]
+        );
+    }
 }

@@ -3,6 +3,8 @@
 use super::cells::Calls;
 use super::client::ClientRuns;
 use super::nodes::NodesResults;
+use super::otlp_sink::Received;
+use super::servers::ServerKind;
 use crate::report::{IdleReport, StreamReport};
 
 /// Everything the suite measured.
@@ -10,6 +12,8 @@ use crate::report::{IdleReport, StreamReport};
 pub(crate) struct Results {
     /// The runs of each server at each concurrency.
     pub(crate) calls: Calls,
+    /// What the OTLP sink of each server exporting to one (`ours-otlp`) received over its runs.
+    pub(crate) exported: Vec<(&'static ServerKind, Received)>,
     /// Idle sessions: the server's label and the report.
     pub(crate) idle: Vec<(&'static str, IdleReport)>,
     /// The standalone-stream check.

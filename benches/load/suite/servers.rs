@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use anyhow::{Context as _, bail};
 use serde::de::DeserializeOwned;
 
+use super::otlp_sink::{Received, Sink};
 use crate::cli;
 
 /// A server the suite can measure.
@@ -73,10 +74,18 @@ enum Program {
     /// The echo server built from the baseline commit (`--baseline-echo-server`), run as the
     /// server of key `of` is.
     Baseline { of: &'static str },
+    /// `examples/echo_server` with `OTEL_EXPORTER_OTLP_ENDPOINT` at an OTLP/HTTP sink the
+    /// suite starts for it (`otlp_sink.rs`), and the metrics exported every
+    /// [`METRIC_EXPORT_INTERVAL_MS`].
+    Otlp,
 }
 
-/// Every server the suite knows, in table order; `ours-no-store`, `ours-otel` and the
-/// baseline's run only when asked for (the baseline's by default with `--baseline-echo-server`).
+/// `OTEL_METRIC_EXPORT_INTERVAL` of the row `ours-otlp`, in milliseconds: OpenTelemetry's
+/// default is 60 s; at 5 s, each run's window holds a metrics export.
+const METRIC_EXPORT_INTERVAL_MS: &str = "5000";
+
+/// Every server the suite knows, in table order; `ours-no-store`, `ours-otel`, `ours-otlp` and
+/// the baseline's run only when asked for (the baseline's by default with `--baseline-echo-server`).
 /// The
 /// `-26` ones are the same programs spoken to the per-request way of 2026-07-28.
 pub(crate) const SERVERS: &[ServerKind] = &[
@@ -130,6 +139,22 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         family: Family::Sessions,
         program: Program::EchoServer,
         args: &["--metrics", "127.0.0.1:0"],
+    },
+    ServerKind {
+        key: "ours-otlp",
+        label: "ours, spans and metrics over OTLP",
+        description: "`examples/echo_server` as `ours`, with `OTEL_EXPORTER_OTLP_ENDPOINT` at an \
+                      OTLP/HTTP sink the suite runs on loopback (protobuf): every span goes \
+                      through the SDK's batch processor and is encoded and sent, and the \
+                      metrics by its periodic reader every 5 s (`OTEL_METRIC_EXPORT_INTERVAL=\
+                      5000`; the default is 60 s). The sink, a thread of the suite pinned \
+                      beside the load generator, answers each export with an empty 200 and \
+                      counts it; a run during which no span arrived counts as failed. Run only \
+                      when asked for, beside `ours` (issue 29)",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::Otlp,
+        args: &[],
     },
     ServerKind {
         key: "base",
@@ -432,9 +457,23 @@ impl Launcher {
                     .context("no --baseline-echo-server for the baseline's rows")?;
                 return self.spawn(kind.key, 0, baseline, &args);
             }
+            Program::Otlp => return self.start_exporting(kind, &args),
             Program::RedisNodes { nodes, away } => (nodes, away),
         };
         self.start_nodes(kind, nodes, &args)
+    }
+
+    /// Starts an OTLP sink, pinned where the load generator runs, and the echo server with
+    /// `args`, exporting its spans and metrics to the sink.
+    fn start_exporting(&self, kind: &ServerKind, args: &[&str]) -> anyhow::Result<Server> {
+        let sink = Sink::start(self.pin).context("starting the OTLP sink")?;
+        let env = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", sink.endpoint.as_str()),
+            ("OTEL_METRIC_EXPORT_INTERVAL", METRIC_EXPORT_INTERVAL_MS),
+        ];
+        let mut server = self.spawn_with_env(kind.key, 0, &self.echo_server, args, &env)?;
+        server.sink = Some(sink);
+        Ok(server)
     }
 
     /// Starts `nodes` nodes of the echo server on the suite's Redis with `args`, and, for more
@@ -492,6 +531,18 @@ impl Launcher {
         program: &Path,
         args: &[&str],
     ) -> anyhow::Result<Server> {
+        self.spawn_with_env(log, cpu, program, args, &[])
+    }
+
+    /// [`spawn`](Self::spawn) with the variables `env` set for the program.
+    fn spawn_with_env(
+        &self,
+        log: &str,
+        cpu: u8,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Server> {
         if !program.exists() {
             bail!(
                 "{} not found: build it in release first (cargo build --release -p benches \
@@ -507,6 +558,7 @@ impl Launcher {
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let mut child = self
             .command(cpu, program, &args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -537,6 +589,7 @@ impl Launcher {
             url,
             side: Vec::new(),
             others: Vec::new(),
+            sink: None,
         })
     }
 
@@ -591,6 +644,8 @@ pub(crate) struct Server {
     pub(crate) url: String,
     /// The other nodes and the proxy.
     others: Vec<Server>,
+    /// The OTLP sink it exports to (`ours-otlp`), stopped after it.
+    sink: Option<Sink>,
 }
 
 impl Server {
@@ -604,7 +659,13 @@ impl Server {
             side: Vec::new(),
             url,
             others: Vec::new(),
+            sink: None,
         }
+    }
+
+    /// What its OTLP sink has received so far, if it exports to one.
+    pub(crate) fn exported(&self) -> Option<Received> {
+        self.sink.as_ref().map(Sink::received)
     }
 
     /// Its exit status, if it has exited.

@@ -41,6 +41,52 @@ pub(crate) fn calls_table(results: &Results) -> String {
     out
 }
 
+/// What the OTLP sink of each server exporting to one received, a paragraph each: the proof
+/// that its row measured exporting, and whether the spans kept up with the requests.
+pub(crate) fn exported_notes(results: &Results) -> String {
+    let mut out = String::new();
+    for (server, received) in &results.exported {
+        let requests: u64 = results
+            .calls
+            .iter()
+            .filter(|cell| cell.server.key == server.key)
+            .flat_map(|cell| &cell.runs)
+            .map(|run| run.requests)
+            .sum();
+        let per_request = if requests > 0 {
+            format!("{:.2}", received.spans as f64 / requests as f64)
+        } else {
+            "n/a".to_owned()
+        };
+        let logs = if received.logs.exports > 0 {
+            format!(", {} log exports", received.logs.exports)
+        } else {
+            String::new()
+        };
+        let verdict = if received.traces.bytes == 0 {
+            "**no span arrived: the row measured no exporting**"
+        } else {
+            "every run kept had spans arrive during it"
+        };
+        let _ = writeln!(
+            out,
+            "
+{}: its OTLP sink received {} spans in {} trace exports ({:.1} MiB) and {} \
+             metrics exports ({:.1} KiB){logs} over the runs, against {requests} requests \
+             answered in the measured windows: {per_request} spans a request (the warm-ups' \
+             requests and the sessions' `initialize` have spans too, and are not among the \
+             requests); {verdict}.",
+            server.label,
+            received.spans,
+            received.traces.exports,
+            received.traces.bytes as f64 / 1_048_576.0,
+            received.metrics.exports,
+            received.metrics.bytes as f64 / 1024.0,
+        );
+    }
+    out
+}
+
 /// Our servers, each once, in table order.
 fn ours(results: &Results) -> Vec<&'static ServerKind> {
     let mut seen: Vec<&'static ServerKind> = Vec::new();
@@ -141,6 +187,10 @@ fn target_line(what: &str, value: Option<f64>, bound: f64, at_least: bool) -> St
     }
 }
 
+/// Issue 29: with spans and metrics exported over OTLP, server CPU per request at most this
+/// multiple of ours recording into the no-op providers, in the same runs.
+const OTLP_CPU_TARGET: f64 = 1.05;
+
 /// The issue's targets at 16 and 64 sessions, and idle memory; each a ratio of one run.
 pub(crate) fn targets(results: &Results) -> String {
     let mut out = String::new();
@@ -154,7 +204,7 @@ pub(crate) fn targets(results: &Results) -> String {
         let ceiling = find(Peer::Ceiling, Family::Sessions);
         let me = results.calls.find("ours", c);
         let stateful = "ours, stateful, SSE:";
-        let lines = [
+        let mut lines = vec![
             target_line(
                 &format!("{stateful} req/s ÷ rmcp"),
                 rps(me, find(Peer::Rmcp, Family::Sessions)),
@@ -195,6 +245,14 @@ pub(crate) fn targets(results: &Results) -> String {
                 false,
             ),
         ];
+        if let (Some(otlp), Some(ours)) = (results.calls.find("ours-otlp", c), me) {
+            lines.push(target_line(
+                "ours, spans and metrics over OTLP (issue 29): server CPU/req ÷ ours",
+                cpu(Some(otlp), Some(ours)),
+                OTLP_CPU_TARGET,
+                false,
+            ));
+        }
         let _ = writeln!(out, "- {c} sessions:\n  - {}", lines.join("\n  - "));
     }
     for (label, idle) in &results.idle {
@@ -271,6 +329,7 @@ mod tests {
     use super::*;
     use crate::report::CallsReport;
     use crate::suite::cells::{Calls, Cell};
+    use crate::suite::otlp_sink::{Received, Tally};
     use crate::suite::servers::find;
 
     fn cell(key: &str, rps: f64, cpu: f64, p99: f64) -> Cell {
@@ -306,5 +365,67 @@ mod tests {
         );
         // No `base-26` ran: no row for the per-request configuration.
         assert!(!section.contains("2026-07-28"), "{section}");
+    }
+
+    #[test]
+    fn issue_29s_target_divides_the_otlp_row_by_ours_only_when_both_ran() {
+        let both = Results {
+            calls: Calls::new(vec![
+                cell("ours", 30_000.0, 20.0, 900.0),
+                cell("ours-otlp", 28_000.0, 22.0, 950.0),
+            ]),
+            ..Results::default()
+        };
+        let written = targets(&both);
+        assert!(
+            written.contains(
+                "ours, spans and metrics over OTLP (issue 29): server CPU/req ÷ ours 1.10x \
+                 (target ≤ 1.05x: **missed**)"
+            ),
+            "{written}"
+        );
+        for alone in ["ours", "ours-otlp"] {
+            let results = Results {
+                calls: Calls::new(vec![cell(alone, 30_000.0, 20.0, 900.0)]),
+                ..Results::default()
+            };
+            assert!(!targets(&results).contains("issue 29"), "{alone}");
+        }
+    }
+
+    #[test]
+    fn the_otlp_rows_note_says_what_its_sink_received_and_whether_spans_arrived() {
+        let mut otlp = cell("ours-otlp", 28_000.0, 22.0, 950.0);
+        otlp.runs[0].requests = 1_000;
+        let received = Received {
+            traces: Tally {
+                exports: 3,
+                bytes: 2 * 1_048_576,
+            },
+            metrics: Tally {
+                exports: 1,
+                bytes: 2_048,
+            },
+            spans: 1_250,
+            ..Received::default()
+        };
+        let mut results = Results {
+            calls: Calls::new(vec![otlp]),
+            exported: vec![(find("ours-otlp").unwrap(), received)],
+            ..Results::default()
+        };
+        let note = exported_notes(&results);
+        assert!(
+            note.contains(
+                "1250 spans in 3 trace exports (2.0 MiB) and 1 metrics exports (2.0 KiB) over \
+                 the runs, against 1000 requests"
+            ),
+            "{note}"
+        );
+        assert!(note.contains(": 1.25 spans a request"), "{note}");
+        assert!(note.contains("every run kept had spans arrive"), "{note}");
+        results.exported[0].1 = Received::default();
+        let note = exported_notes(&results);
+        assert!(note.contains("**no span arrived"), "{note}");
     }
 }
