@@ -63,6 +63,14 @@ pub(crate) fn exported_notes(results: &Results) -> String {
         } else {
             String::new()
         };
+        let refused = if received.refused > 0 {
+            format!(
+                ", and refused {} requests that were no export",
+                received.refused
+            )
+        } else {
+            String::new()
+        };
         let verdict = if received.traces.bytes == 0 {
             "**no span arrived: the row measured no exporting**"
         } else {
@@ -72,7 +80,7 @@ pub(crate) fn exported_notes(results: &Results) -> String {
             out,
             "
 {}: its OTLP sink received {} spans in {} trace exports ({:.1} MiB) and {} \
-             metrics exports ({:.1} KiB){logs} over the runs, against {requests} requests \
+             metrics exports ({:.1} KiB){logs}{refused} over the runs, against {requests} requests \
              answered in the measured windows: {per_request} spans a request (the warm-ups' \
              requests and the sessions' `initialize` have spans too, and are not among the \
              requests); {verdict}.",
@@ -424,6 +432,13 @@ mod tests {
         );
         assert!(note.contains(": 1.25 spans a request"), "{note}");
         assert!(note.contains("every run kept had spans arrive"), "{note}");
+        assert!(!note.contains("refused"), "{note}");
+        results.exported[0].1.refused = 2;
+        let note = exported_notes(&results);
+        assert!(
+            note.contains("and refused 2 requests that were no export"),
+            "{note}"
+        );
         results.exported[0].1 = Received::default();
         let note = exported_notes(&results);
         assert!(note.contains("**no span arrived"), "{note}");

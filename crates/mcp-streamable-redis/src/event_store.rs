@@ -65,15 +65,7 @@ impl RedisEventStore {
     ) -> Result<(), Error> {
         let node = &self.node;
         let options = &node.options;
-        let mut call = Call::new(
-            &scripts::WRITE,
-            &[
-                node.keys.session(session),
-                node.keys.record(session),
-                node.keys.finished(session),
-                node.keys.queue(session),
-            ],
-        );
+        let mut call = Call::new(&scripts::WRITE, &node.keys.of_session(session));
         fence_args(&mut call, &options.node, fence);
         call.arg(options.key_ttl_ms())
             .arg(options.window_ms())

@@ -47,6 +47,17 @@ impl Keys {
         format!("{}:{{{session}}}:q", self.prefix)
     }
 
+    /// The session's hash, its record, its finished streams and their queue, in that order:
+    /// the keys of the scripts that write a session's events or end it.
+    pub(crate) fn of_session(&self, session: &str) -> [String; 4] {
+        [
+            self.session(session),
+            self.record(session),
+            self.finished(session),
+            self.queue(session),
+        ]
+    }
+
     /// The stream a forward began, remembered for a while: a string.
     pub(crate) fn forward(&self, session: &str, forward: &str) -> String {
         format!("{}:{{{session}}}:w:{forward}", self.prefix)

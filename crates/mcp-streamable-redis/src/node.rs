@@ -75,15 +75,7 @@ impl Node {
 
     /// Ends `session`, every key of it, if `fence` is its holding (always without one).
     pub(crate) async fn end(&self, session: &str, fence: Option<Fence>) -> Result<(), Error> {
-        let mut call = Call::new(
-            &scripts::END,
-            &[
-                self.keys.session(session),
-                self.keys.record(session),
-                self.keys.finished(session),
-                self.keys.queue(session),
-            ],
-        );
+        let mut call = Call::new(&scripts::END, &self.keys.of_session(session));
         fence_args(&mut call, &self.options.node, fence);
         self.script(&call).await.map(drop)
     }
