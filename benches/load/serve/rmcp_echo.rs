@@ -2,7 +2,7 @@
 //! same `echo` tool as our `echo_server` example, for the load benchmark to compare against.
 //!
 //! ```text
-//! rmcp-echo [--addr 127.0.0.1:0] [--json-response] [--stateless]
+//! rmcp-echo [--addr 127.0.0.1:0] [--json-response] [--stateless] [--on-ours]
 //! ```
 //!
 //! By default it is stateful with SSE replies (`legacy_session_mode: true, json_response:
@@ -10,6 +10,11 @@
 //! keep-alive). It prints `listening on http://ADDR/mcp` first and serves MCP at `/mcp` over
 //! HTTP/1.1 with `TCP_NODELAY` on every accepted socket (without it, Nagle's algorithm holds
 //! small SSE writes back and rmcp falls to a few hundred requests per second).
+//!
+//! With `--on-ours` the same handler is served by our Streamable HTTP server through
+//! `mcp-rmcp`, one rmcp service per session, configured as `echo_server` is by default
+//! (stateful, SSE replies, in-memory event store) and served by the server crate's `serve`:
+//! what an rmcp user sees on switching transports, and issue 32's row.
 //!
 //! The tool is written by hand rather than with rmcp's macros: the same work as ours (read the
 //! `text` argument, return it as text content), and no schema validation on the way.
@@ -89,10 +94,16 @@ pub struct Args {
     /// No sessions (`legacy_session_mode: false`).
     #[arg(long)]
     pub stateless: bool,
+    /// Serves the handler with our server through `mcp-rmcp` rather than with rmcp's own.
+    #[arg(long, conflicts_with_all = ["json_response", "stateless"])]
+    pub on_ours: bool,
 }
 
 /// Runs `rmcp-echo`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.on_ours {
+        return on_ours(&args.listen);
+    }
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!args.stateless)
         .with_json_response(args.json_response);
@@ -102,4 +113,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config,
     ));
     super::http1(&args.listen, service)
+}
+
+/// Serves [`Echo`] through `mcp-rmcp` with our server, configured as `echo_server` is by
+/// default, until SIGINT or SIGTERM.
+fn on_ours(listen: &Listen) -> anyhow::Result<()> {
+    use mcp_streamable_server::{Config, InMemoryEventStore, StreamableHttpService};
+    use rmcp::ServiceExt as _;
+
+    let config = Config::default().event_store(InMemoryEventStore::default());
+    let service = StreamableHttpService::new(config, |conn, _parts| async move {
+        if let Ok(running) = Echo.serve(mcp_rmcp::server(conn)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(support::serve::serve(listen.addr, service))
 }

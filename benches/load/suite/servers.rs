@@ -259,6 +259,19 @@ pub(crate) const SERVERS: &[ServerKind] = &[
         args: &[],
     },
     ServerKind {
+        key: "rmcp-on-ours",
+        label: "rmcp's handler on ours (mcp-rmcp)",
+        description: "`rmcp-echo --on-ours`: the same rmcp `ServerHandler` as `rmcp`, served by \
+                      our server through `mcp-rmcp`, one rmcp service per session, configured \
+                      as `echo_server` is by default (stateful, SSE replies, in-memory event \
+                      store) and served by the server crate's `serve`: what an rmcp user sees \
+                      on switching transports (issue 32)",
+        peer: Peer::Ours,
+        family: Family::Sessions,
+        program: Program::Bench("rmcp-echo"),
+        args: &["--on-ours"],
+    },
+    ServerKind {
         key: "tower-mcp",
         label: "tower-mcp 0.25.0, stateful, SSE",
         description: "`tower-mcp-echo`: tower-mcp 0.25.0's `HttpTransport` (features `http`, \

@@ -199,6 +199,12 @@ fn target_line(what: &str, value: Option<f64>, bound: f64, at_least: bool) -> St
 /// multiple of ours recording into the no-op providers, in the same runs.
 const OTLP_CPU_TARGET: f64 = 1.05;
 
+/// Issue 32: an rmcp handler served through `mcp-rmcp` on our server, at least this multiple
+/// of the requests per second of the same handler on rmcp's own server...
+const ADAPTED_RPS_TARGET: f64 = 2.0;
+/// ...at most this multiple of its CPU per request.
+const ADAPTED_CPU_TARGET: f64 = 0.5;
+
 /// The issue's targets at 16 and 64 sessions, and idle memory; each a ratio of one run.
 pub(crate) fn targets(results: &Results) -> String {
     let mut out = String::new();
@@ -234,13 +240,13 @@ pub(crate) fn targets(results: &Results) -> String {
             target_line(
                 "ours, JSON responses: server CPU/req ÷ ceiling",
                 cpu(results.calls.find("ours-json", c), ceiling),
-                1.2,
+                1.3,
                 false,
             ),
             target_line(
                 "ours, stateless: server CPU/req ÷ ceiling",
                 cpu(results.calls.find("ours-stateless", c), ceiling),
-                1.2,
+                1.3,
                 false,
             ),
             target_line(
@@ -249,10 +255,26 @@ pub(crate) fn targets(results: &Results) -> String {
                     results.calls.find("ours-26", c),
                     find(Peer::Ceiling, Family::PerRequest),
                 ),
-                1.2,
+                1.3,
                 false,
             ),
         ];
+        if let Some(adapted) = results.calls.find("rmcp-on-ours", c) {
+            let rmcp = find(Peer::Rmcp, Family::Sessions);
+            let label = "rmcp's handler on ours (mcp-rmcp):";
+            lines.push(target_line(
+                &format!("{label} req/s ÷ the same handler on rmcp's server"),
+                rps(Some(adapted), rmcp),
+                ADAPTED_RPS_TARGET,
+                true,
+            ));
+            lines.push(target_line(
+                &format!("{label} server CPU/req ÷ the same handler on rmcp's server"),
+                cpu(Some(adapted), rmcp),
+                ADAPTED_CPU_TARGET,
+                false,
+            ));
+        }
         if let (Some(otlp), Some(ours)) = (results.calls.find("ours-otlp", c), me) {
             lines.push(target_line(
                 "ours, spans and metrics over OTLP (issue 29): server CPU/req ÷ ours",
@@ -373,6 +395,40 @@ mod tests {
         );
         // No `base-26` ran: no row for the per-request configuration.
         assert!(!section.contains("2026-07-28"), "{section}");
+    }
+
+    #[test]
+    fn issue_32s_adapter_targets_divide_the_adapted_handler_by_the_same_on_rmcp() {
+        let both = Results {
+            calls: Calls::new(vec![
+                cell("rmcp", 20_000.0, 50.0, 1_500.0),
+                cell("rmcp-on-ours", 30_000.0, 30.0, 900.0),
+            ]),
+            ..Results::default()
+        };
+        let written = targets(&both);
+        let label = "rmcp's handler on ours (mcp-rmcp):";
+        for line in [
+            format!(
+                "{label} req/s ÷ the same handler on rmcp's server 1.50x (target ≥ 2x: **missed**)"
+            ),
+            format!(
+                "{label} server CPU/req ÷ the same handler on rmcp's server 0.60x (target ≤ 0.5x: **missed**)"
+            ),
+        ] {
+            assert!(written.contains(&line), "{line} in {written}");
+        }
+        let alone = Results {
+            calls: Calls::new(vec![cell("rmcp-on-ours", 30_000.0, 30.0, 900.0)]),
+            ..Results::default()
+        };
+        let written = targets(&alone);
+        assert!(
+            written.contains(&format!(
+                "{label} req/s ÷ the same handler on rmcp's server: not measured"
+            )),
+            "{written}"
+        );
     }
 
     #[test]
