@@ -1,7 +1,7 @@
 //! The throughput runs of the servers, by server and concurrency, and their medians: what
 //! the tables, the ratios and the section of several nodes read.
 
-use super::servers::{Family, Peer, ServerKind};
+use super::kinds::{Family, Peer, ServerKind};
 use crate::report::CallsReport;
 use crate::stats::median;
 

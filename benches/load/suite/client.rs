@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use anyhow::Context as _;
 
 use super::figures::ratio;
+use super::kinds;
 use super::quiet::Quiet;
-use super::servers::{self, Launcher};
+use super::servers::Launcher;
 use crate::report::CallsReport;
 use crate::stats::median;
 
@@ -127,7 +128,7 @@ pub(crate) fn measure(
     plan: &Plan<'_>,
     quiet: &mut Quiet,
 ) -> anyhow::Result<Vec<ClientRuns>> {
-    let kind = servers::find("ours").context("a known server")?;
+    let kind = kinds::find("ours").context("a known server")?;
     let server = launcher.start(kind)?;
     let mut results: Vec<ClientRuns> = plan
         .clients

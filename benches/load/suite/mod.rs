@@ -53,6 +53,7 @@ mod cells;
 mod client;
 mod figures;
 mod gateways;
+mod kinds;
 mod machine;
 mod nodes;
 mod otlp_sink;
@@ -68,10 +69,11 @@ use anyhow::Context as _;
 use clap::builder::RangedU64ValueParser;
 
 use self::cells::{Calls, Cell};
+use self::kinds::{FLOOD, ServerKind};
 use self::otlp_sink::Received;
 use self::quiet::Quiet;
 use self::results::Results;
-use self::servers::{FLOOD, Launcher, Server, ServerKind};
+use self::servers::{Launcher, Server};
 use crate::cli;
 use crate::redis::Redis;
 use crate::report::{CallsReport, IdleReport, StreamReport};
@@ -123,7 +125,8 @@ pub struct Args {
     )]
     pub concurrency: Vec<usize>,
     /// The servers of the throughput runs, by key; every one but `ours-no-store`, `ours-otel`,
-    /// `ours-otlp` and the baseline's by default; with `--baseline-echo-server`,
+    /// `ours-otlp`, `ours-otlp-sampled` and the baseline's by default; with
+    /// `--baseline-echo-server`,
     /// `ours,base,ours-26,base-26`.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
@@ -200,19 +203,16 @@ struct Options {
 impl Options {
     /// The servers and clients of `args` found by key, the defaults filled in.
     fn new(args: Args) -> anyhow::Result<Options> {
-        let servers = pick(args.servers.as_deref(), servers::SERVERS, "server", |s| {
-            s.key
-        })?
-        .unwrap_or_else(|| {
-            let all = servers::SERVERS.iter();
-            if args.baseline_echo_server.is_some() {
-                let ab = ["ours", "base", "ours-26", "base-26"];
-                return all.filter(|server| ab.contains(&server.key)).collect();
-            }
-            let asked_only = ["ours-no-store", "ours-otel", "ours-otlp", "base", "base-26"];
-            all.filter(|server| !asked_only.contains(&server.key))
-                .collect()
-        });
+        let servers = pick(args.servers.as_deref(), kinds::SERVERS, "server", |s| s.key)?
+            .unwrap_or_else(|| {
+                let all = kinds::SERVERS.iter();
+                if args.baseline_echo_server.is_some() {
+                    let ab = ["ours", "base", "ours-26", "base-26"];
+                    return all.filter(|server| ab.contains(&server.key)).collect();
+                }
+                all.filter(|server| !kinds::ASKED_ONLY.contains(&server.key))
+                    .collect()
+            });
         let clients = pick(args.clients.as_deref(), client::CLIENTS, "client", |c| {
             c.key
         })?
@@ -333,7 +333,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ("tower-mcp", false),
             ("tower-mcp", true),
         ] {
-            let kind = servers::find(key).context("a known server")?;
+            let kind = kinds::find(key).context("a known server")?;
             quiet.wait();
             match idle(&launcher, kind, options.idle_sessions, close) {
                 Ok(report) => results.idle.push((kind.label, report)),
@@ -673,8 +673,8 @@ fn render(
             replies and the event store on (the configuration users run) against rmcp, tower-mcp \
             and the ceiling; ours with JSON responses, stateless, and per request (2026-07-28) \
             against the ceiling (for the last, the ceiling sent the same per-request requests); \
-            idle memory of ours; when `ours-otlp` ran beside `ours`, its CPU per request against \
-            theirs (issue 29).\n\n";
+            idle memory of ours; when `ours-otlp` (and `ours-otlp-sampled`) ran beside `ours`, its \
+            CPU per request against theirs (issue 29).\n\n";
     let targets = table::targets(results);
     out += if targets.is_empty() {
         "Nothing measured.\n"
@@ -740,8 +740,8 @@ mod tests {
     fn the_rows_run_only_when_asked_for_are_left_out_by_default() {
         let default = servers("");
         assert!(default.contains(&"ours") && default.contains(&"ceiling"));
-        for asked_only in ["ours-no-store", "ours-otel", "ours-otlp", "base", "base-26"] {
-            assert!(!default.contains(&asked_only), "{asked_only}");
+        for asked_only in kinds::ASKED_ONLY {
+            assert!(!default.contains(asked_only), "{asked_only}");
         }
         assert_eq!(
             servers("--servers ours,ours-otel,ours-otlp"),

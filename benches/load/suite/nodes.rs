@@ -8,7 +8,8 @@ use anyhow::Context as _;
 
 use super::cells::Calls;
 use super::figures::{ratio, verdict};
-use super::servers::{self, Launcher};
+use super::kinds;
+use super::servers::Launcher;
 use crate::redis::Redis;
 use crate::report::{FailoverReport, IdleReport};
 
@@ -96,7 +97,7 @@ pub(crate) fn idle(
     sessions: usize,
 ) -> anyhow::Result<RedisIdle> {
     redis.flush()?;
-    let kind = servers::find("ours-redis-idle").context("a known server")?;
+    let kind = kinds::find("ours-redis-idle").context("a known server")?;
     let server = launcher.start(kind)?;
     let used_before = redis.info_number("memory", "used_memory")?;
     let keys_before = redis.dbsize()?;

@@ -2,9 +2,9 @@
 
 use super::cells::Calls;
 use super::client::ClientRuns;
+use super::kinds::ServerKind;
 use super::nodes::NodesResults;
 use super::otlp_sink::Received;
-use super::servers::ServerKind;
 use crate::report::{IdleReport, StreamReport};
 
 /// Everything the suite measured.

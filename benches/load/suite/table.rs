@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::cells::Summary;
 use super::figures::{ratio, verdict};
+use super::kinds::{Family, Peer, ServerKind};
 use super::results::Results;
-use super::servers::{Family, Peer, ServerKind};
 use crate::report::StreamReport;
 
 /// The throughput table: one row per server and concurrency.
@@ -172,7 +172,7 @@ pub(crate) fn baseline_section(results: &Results, name: &str) -> String {
                 continue;
             };
             let (rps, cpu) = ratios(me, Some(base));
-            let label = super::servers::find(of).map_or(of, |s| s.label);
+            let label = super::kinds::find(of).map_or(of, |s| s.label);
             let _ = writeln!(
                 out,
                 "| {c} | {label} | {rps} | {cpu} | {} |",
@@ -275,13 +275,18 @@ pub(crate) fn targets(results: &Results) -> String {
                 false,
             ));
         }
-        if let (Some(otlp), Some(ours)) = (results.calls.find("ours-otlp", c), me) {
-            lines.push(target_line(
-                "ours, spans and metrics over OTLP (issue 29): server CPU/req ÷ ours",
-                cpu(Some(otlp), Some(ours)),
-                OTLP_CPU_TARGET,
-                false,
-            ));
+        for (key, what) in [
+            ("ours-otlp", "ours, spans and metrics over OTLP"),
+            ("ours-otlp-sampled", "ours, over OTLP, 1 trace in 10"),
+        ] {
+            if let (Some(otlp), Some(ours)) = (results.calls.find(key, c), me) {
+                lines.push(target_line(
+                    &format!("{what} (issue 29): server CPU/req ÷ ours"),
+                    cpu(Some(otlp), Some(ours)),
+                    OTLP_CPU_TARGET,
+                    false,
+                ));
+            }
         }
         let _ = writeln!(out, "- {c} sessions:\n  - {}", lines.join("\n  - "));
     }
@@ -359,8 +364,8 @@ mod tests {
     use super::*;
     use crate::report::CallsReport;
     use crate::suite::cells::{Calls, Cell};
+    use crate::suite::kinds::find;
     use crate::suite::otlp_sink::{Received, Tally};
-    use crate::suite::servers::find;
 
     fn cell(key: &str, rps: f64, cpu: f64, p99: f64) -> Cell {
         let run = CallsReport {

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use crate::suite::servers::{Family, Launcher, Server};
+use crate::suite::kinds::Family;
+use crate::suite::servers::{Launcher, Server};
 
 /// Whose gateway it is: the columns of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

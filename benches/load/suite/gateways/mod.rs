@@ -19,8 +19,9 @@ mod render;
 use anyhow::Context as _;
 
 use self::kinds::{GATEWAYS, Gateway, Paths};
+use super::kinds::Family;
 use super::quiet::Quiet;
-use super::servers::{Family, Launcher};
+use super::servers::Launcher;
 use crate::report::{CallsReport, DeathReport, IdleReport};
 
 pub(crate) use self::plan::{Measure, Plan, Results};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::report::{CallsReport, DeathReport, IdleReport};
-use crate::suite::servers::Family;
+use crate::suite::kinds::Family;
 
 /// What the comparison runs.
 #[derive(Debug)]

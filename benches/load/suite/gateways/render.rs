@@ -8,7 +8,7 @@ use super::plan::{Measure, Plan, Results};
 use crate::report::CallsReport;
 use crate::stats::median;
 use crate::suite::figures::{ratio, verdict};
-use crate::suite::servers::Family;
+use crate::suite::kinds::Family;
 
 /// The section's heading: what [`splice`] looks for.
 pub(crate) const HEADING: &str = "## Gateways: ours against supergateway and mcp-proxy";
