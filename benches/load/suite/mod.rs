@@ -46,9 +46,11 @@
 //! Before each run it waits (up to `--quiet-wait` seconds) for the machine to be idle, since
 //! other work on a small machine skews the figures; the report says how many runs started on
 //! a busy machine. It prints the tables (medians of the runs) and writes them, with the date
-//! and the machine, to `--output`.
+//! and the machine, to `--output`, keeping the old file's sections written by hand
+//! (`by_hand`) where they stood.
 
 mod auth;
+mod by_hand;
 mod cells;
 mod client;
 mod figures;
@@ -379,7 +381,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("{markdown}");
     if let Some(path) = &options.output {
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        let markdown = gateways::carry_over(&old, &markdown);
+        let markdown = by_hand::carry_over(&old, &gateways::carry_over(&old, &markdown));
         std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("mcp-load-suite: wrote {}", path.display());
     }
@@ -624,7 +626,9 @@ fn render(
     let mut out = format!(
         "# Load benchmark\n\n\
          Written by `cargo xtask bench --load` (`mcp-load-suite`, `benches/load/`) on {date}. \
-         Do not edit by hand: rerun it.\n\n\
+         Do not edit its tables by hand: rerun it. The sections whose heading says \
+         \"written by hand\" are notes and measurements of their own, which a run carries \
+         over.\n\n\
          **Machine**: {machine}; {pinning}. {quiet}\n\n\
          ## Throughput and latency\n\n\
          `tools/call echo` in a closed loop by `mcp-load` (plain hyper, HTTP/1.1, \
