@@ -21,73 +21,77 @@
 -- <index> <message>".
 local key, record, finished, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key, record, finished, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local h = redis.call('HMGET', key, 'node', 'inc', 'gen', 'st', 'hi', 'seq', 'bytes', 'count',
-  'fbytes', 'fcount', 'fhead', 'exp', 'fexp')
-if ARGV[1] ~= '' and (h[1] ~= ARGV[1] or h[2] ~= ARGV[2] or h[3] ~= ARGV[3]) then return -1 end
--- (Lua turns numbers into strings and back with the C library's strtod and printf, each
--- dearer than most commands' work: what is only copied stays a string, a number is read once
--- and written with '%d', and numbers as nodes write them, without leading zeros, are
--- compared by their length first.)
-local find, match, sub, fmt = string.find, string.match, string.sub, string.format
-local overhead, now, at_now = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[9]
-local function number(v)
-  if not v or v == '0' then return 0 end
-  return tonumber(v) or 0
+-- (The fence's fields last, read only for a fenced write.)
+local h
+if ARGV[1] == '' then
+  h = redis.call('HMGET', key, 'st', 'hi', 'seq', 'bytes', 'count', 'fbytes', 'fcount', 'fhead',
+    'exp', 'fexp')
+else
+  h = redis.call('HMGET', key, 'st', 'hi', 'seq', 'bytes', 'count', 'fbytes', 'fcount', 'fhead',
+    'exp', 'fexp', 'node', 'inc', 'gen')
+  if h[11] ~= ARGV[1] or h[12] ~= ARGV[2] or h[13] ~= ARGV[3] then return -1 end
 end
+-- (Lua turns strings into numbers and back with the C library's strtod and printf, dearer
+-- than most commands' work: what is only copied stays a string; a number is read once, by
+-- arithmetic (which parses once, where tonumber parses twice), and written with '%d'; the
+-- numbers nodes write, without leading zeros, are compared by their length first.)
+local find, match, sub, fmt = string.find, string.match, string.sub, string.format
+local overhead, now, at_now = ARGV[8] + 0, ARGV[9] + 0, ARGV[9]
 -- What the open streams keep in their lists, and what the finished ones do, their
 -- bookkeeping included; when the oldest finished stream finished.
-local bytes, count = number(h[7]), number(h[8])
-local fbytes, fcount = number(h[9]), number(h[10])
-local fhead, fhead_text = tonumber(h[11]), nil
+local bytes, count, fbytes, fcount = h[4] or 0, h[5] or 0, h[6] or 0, h[7] or 0
+bytes, count = bytes == '0' and 0 or bytes + 0, count == '0' and 0 or count + 0
+fbytes, fcount = fbytes == '0' and 0 or fbytes + 0, fcount == '0' and 0 or fcount + 0
+local fhead, fhead_text = h[8], nil
+fhead = fhead and fhead ~= '' and fhead + 0 or nil
 local seq, hi, bytes_changed, finished_changed
 
 -- The open streams, in the order they opened, each its line of `st`, found by where it
--- starts (`at`). Lines are read in full only for the streams this batch writes to, `open`:
--- {last, evicted, bytes, events, where the rest of the line starts (nil: "0 -"), bytes and
--- events as written (nil once changed), changed, finished}. Lines of the streams written to
--- change in place, the others are kept as they are; streams opened now (`fresh`) come last.
-local st = h[4] or ''
-local st_changed = not h[4]
+-- starts (`at`). A line is read only for a stream this batch writes to (`open`), and only
+-- its lines change, in place; streams opened now (`fresh`) come last.
+local st = h[1] or ''
+local st_changed, fixed = not h[1], false
 local at = {}
-local function index()
-  local p, len = 1, #st
-  while p <= len do
-    local n, e = match(st, '^(%d+) ', p), find(st, '\n', p, true)
-    if not n or at[n] or e == len then return false end
-    at[n] = p
-    if not e then break end
-    p = e + 1
-  end
-  return true
-end
-if not index() then
-  -- A line twice (a begin tried again): the first of each stream's is kept, as they were.
-  local lines, seen = {}, {}
-  for line in string.gmatch(st, '[^\n]+') do
-    local n = match(line, '^(%d+) ')
-    if n and not seen[n] then
-      seen[n] = true
-      lines[#lines + 1] = line
+local p, len = 1, #st
+while p <= len do
+  local n, e = match(st, '^(%d+) ', p), find(st, '\n', p, true)
+  if (not n or at[n] or e == len) and not fixed then
+    -- A stream's line twice (a begin tried again), or a line not a stream's: the first line
+    -- of each stream is kept, as it was, and nothing else.
+    local lines, seen = {}, {}
+    for line in string.gmatch(st, '[^\n]+') do
+      local s = match(line, '^(%d+) ')
+      if s and not seen[s] then
+        seen[s] = true
+        lines[#lines + 1] = line
+      end
     end
+    st, at, st_changed, fixed = table.concat(lines, '\n'), {}, true, true
+    p, len = 1, #st
+  else
+    at[n] = p
+    p = e and e + 1 or len + 1
   end
-  st, at, st_changed = table.concat(lines, '\n'), {}, true
-  index()
 end
+-- A stream written to: {last, evicted, bytes, events, where the rest of its line starts
+-- (none: "0 -"), bytes and events as written (none once changed), changed, finished, written
+-- to its list, its events kept inline}.
 local open, hit, fresh = {}, {}, {}
 local function get(s)
   local r = open[s]
   if r then return r end
-  local p = at[s]
-  if p then
-    local a, b, c, d, q = match(st, '^%d+ (%d+) (%d+) (%d+) (%d+) ()', p)
-    r = {a, b, number(c), number(d), q, c, d, false, false}
+  local at_s = at[s]
+  if at_s then
+    local a, b, c, d, q = match(st, '^%d+ (%d+) (%d+) (%d+) (%d+) ()', at_s)
+    r = {a, b, c == '0' and 0 or c + 0, d == '0' and 0 or d + 0, q, c, d, false, false, false}
     hit[#hit + 1] = s
   else
     -- Written to before it began: opened now.
-    r = {'0', '0', 0, 0, nil, '0', '0', true, false}
+    r = {'0', '0', 0, 0, false, '0', '0', true, false, false}
     fresh[#fresh + 1] = s
-    if tonumber(s) > (tonumber(h[5]) or 0) then
-      h[5], hi = s, s
+    local top = h[2] or '0'
+    if #s > #top or (#s == #top and s > top) then
+      h[2], hi = s, s
     end
   end
   open[s] = r
@@ -98,20 +102,13 @@ local function later(x, y)
   if lx > ly or (lx == ly and x > y) then return x end
   return y
 end
-local function text(n)
-  if n < 10 and n >= 0 then return sub('0123456789', n + 1, n + 1) end
-  return fmt('%d', n)
-end
 -- The streams that finish in this batch.
 local ending = {}
 for i = 10, #ARGV - 1 do
   if ARGV[i] == 'f' then ending[ARGV[i + 1]] = true end
 end
 
--- The events of streams that end in this batch with nothing in their list: kept inline.
-local inline = {}
-local touched, ended = {}, false
-local window_life
+local ended, window_life = false, nil
 local i = 10
 while i <= #ARGV do
   local op, s = ARGV[i], ARGV[i + 1]
@@ -124,19 +121,19 @@ while i <= #ARGV do
     local cost = #message + overhead
     r[1], r[8] = later(index, r[1]), true
     if r[4] == 0 and ending[s] then
-      local kept = inline[s]
+      -- It ends in this batch with nothing in its list: its events are kept inline.
+      local kept = r[11]
       if not kept then
         kept = {bytes = 0}
-        inline[s] = kept
+        r[11] = kept
       end
       kept[#kept + 1] = index .. ' ' .. fmt('%d', #message) .. ' ' .. message
       kept.bytes = kept.bytes + cost
     else
-      seq = (seq or tonumber(h[6]) or 0) + 1
+      seq = (seq or h[3] or 0) + 1
       redis.call('RPUSH', key .. ':' .. s, fmt('%d', seq) .. ' ' .. index .. ' ' .. message)
-      r[3], r[4], r[6], r[7] = r[3] + cost, r[4] + 1, nil, nil
+      r[3], r[4], r[6], r[7], r[10] = r[3] + cost, r[4] + 1, false, false, true
       bytes, count, bytes_changed = bytes + cost, count + 1, true
-      touched[s] = true
     end
     i = i + 4
   elseif op == 'g' then
@@ -144,7 +141,7 @@ while i <= #ARGV do
     r[1], r[2], r[8] = later(index, r[1]), later(index, r[2]), true
     i = i + 3
   elseif op == 'f' then
-    local kept = inline[s]
+    local kept = r[11]
     local kind, size, events, body = 'L', r[3], r[4], ''
     if events == 0 then
       kind, body = 'I', '\n'
@@ -154,25 +151,24 @@ while i <= #ARGV do
       end
     end
     local forward = r[5] and match(st, '^%d+ (%S+)', r[5]) or '-'
-    local n = text(events)
+    local n = events < 10 and sub('0123456789', events + 1, events + 1) or fmt('%d', events)
     redis.call('HSET', finished, s, at_now .. ' ' .. r[1] .. ' ' .. r[2] .. ' ' .. fmt('%d', size)
       .. ' ' .. n .. ' ' .. kind .. ' ' .. forward .. body)
     local entry = s .. ' ' .. at_now .. ' ' .. fmt('%d', size + overhead) .. ' ' .. n .. ' ' .. kind
     if redis.call('RPUSH', queue, entry) == 1 then
       -- A new queue (and hash; the last ones went with the window): their lifetime starts
       -- now, and nothing else finished is kept.
-      h[13], fhead, fhead_text, fbytes, fcount = false, now, at_now, 0, 0
+      h[10], fhead, fhead_text, fbytes, fcount = false, now, at_now, 0, 0
     end
     -- As long as its bookkeeping (which the window's end, not the key's, makes go first).
     if kind == 'L' then
-      local window = tonumber(ARGV[5])
-      window_life = window_life or fmt('%d', window + math.floor(window / 8))
+      window_life = window_life or fmt('%d', ARGV[5] + math.floor(ARGV[5] / 8))
       redis.call('PEXPIRE', key .. ':' .. s, window_life)
       bytes_changed = true
     end
     bytes, count = bytes - r[3], count - r[4]
     fbytes, fcount = fbytes + size + overhead, fcount + events
-    finished_changed, r[9], inline[s], ended = true, true, nil, true
+    finished_changed, r[9], r[11], ended = true, true, false, true
     i = i + 2
   else
     i = i + 2
@@ -181,8 +177,7 @@ end
 
 -- Finished streams past the window go; over a cap, the oldest finished go first; a few looked
 -- at in one command.
-local max_events, max_bytes = tonumber(ARGV[6]), tonumber(ARGV[7])
-local window = tonumber(ARGV[5])
+local max_events, max_bytes, window = ARGV[6] + 0, ARGV[7] + 0, ARGV[5] + 0
 local shrink = count + fcount > max_events or bytes + fbytes > max_bytes
 if shrink or (fhead and fhead + window <= now) then
   local function over(slack)
@@ -195,13 +190,13 @@ if shrink or (fhead and fhead + window <= now) then
     local dropped = {}
     fhead, fhead_text = nil, ''
     for _, head in ipairs(heads) do
-      local s, at, cost, events, kind = match(head, '^(%d+) (%d+) (%d+) (%d+) (%a)$')
-      if not (shrink and over(1 / 16)) and tonumber(at) + window > now then
-        fhead, fhead_text = tonumber(at), at
+      local s, at_s, cost, events, kind = match(head, '^(%d+) (%d+) (%d+) (%d+) (%a)$')
+      if not (shrink and over(1 / 16)) and at_s + window > now then
+        fhead, fhead_text = at_s + 0, at_s
         break
       end
       dropped[#dropped + 1] = s
-      fbytes, fcount = fbytes - tonumber(cost), fcount - tonumber(events)
+      fbytes, fcount = fbytes - cost, fcount - events
       if kind == 'L' then redis.call('DEL', key .. ':' .. s) end
     end
     if #dropped > 0 then
@@ -226,7 +221,7 @@ if shrink or (fhead and fhead + window <= now) then
     local function oldest_of(s)
       local r = get(s)
       local entry = not r[9] and r[4] > 0 and redis.call('LINDEX', key .. ':' .. s, 0)
-      return entry and tonumber(match(entry, '^(%d+) ')) or false
+      return entry and match(entry, '^(%d+) ') + 0 or false
     end
     while over(1 / 16) do
       local oldest, from
@@ -241,7 +236,7 @@ if shrink or (fhead and fhead + window <= now) then
       local r = get(from)
       local cost = #entry - body + 1 + overhead
       r[2], r[8] = later(index, r[2]), true
-      r[3], r[4], r[6], r[7] = r[3] - cost, r[4] - 1, nil, nil
+      r[3], r[4], r[6], r[7] = r[3] - cost, r[4] - 1, false, false
       bytes, count, bytes_changed = bytes - cost, count - 1, true
       first[from] = oldest_of(from)
     end
@@ -252,23 +247,23 @@ end
 if #hit > 1 then table.sort(hit, function(x, y) return at[x] > at[y] end) end
 for k = 1, #hit do
   local s = hit[k]
-  local r, p = open[s], at[s]
+  local r, at_s = open[s], at[s]
   if r[9] then
-    local e = find(st, '\n', p, true)
+    local e = find(st, '\n', at_s, true)
     if e then
-      st = sub(st, 1, p - 1) .. sub(st, e + 1)
-    elseif p > 1 then
-      st = sub(st, 1, p - 2)
+      st = sub(st, 1, at_s - 1) .. sub(st, e + 1)
+    elseif at_s > 1 then
+      st = sub(st, 1, at_s - 2)
     else
       st = ''
     end
     st_changed = true
   elseif r[8] then
-    st = sub(st, 1, p - 1) .. s .. ' ' .. r[1] .. ' ' .. r[2] .. ' ' .. (r[6] or fmt('%d', r[3]))
-      .. ' ' .. (r[7] or fmt('%d', r[4])) .. ' ' .. sub(st, r[5])
+    st = sub(st, 1, at_s - 1) .. s .. ' ' .. r[1] .. ' ' .. r[2] .. ' '
+      .. (r[6] or fmt('%d', r[3])) .. ' ' .. (r[7] or fmt('%d', r[4])) .. ' ' .. sub(st, r[5])
     st_changed = true
+    if r[10] then redis.call('PEXPIRE', key .. ':' .. s, ARGV[4]) end
   end
-  if touched[s] and not r[9] then redis.call('PEXPIRE', key .. ':' .. s, ARGV[4]) end
 end
 for k = 1, #fresh do
   local s = fresh[k]
@@ -278,7 +273,7 @@ for k = 1, #fresh do
       .. (r[7] or fmt('%d', r[4])) .. ' 0 -'
     if st == '' then st = line else st = st .. '\n' .. line end
     st_changed = true
-    if touched[s] then redis.call('PEXPIRE', key .. ':' .. s, ARGV[4]) end
+    if r[10] then redis.call('PEXPIRE', key .. ':' .. s, ARGV[4]) end
   end
 end
 local set, n = {}, 0
@@ -286,23 +281,22 @@ if st_changed then set[1], set[2], n = 'st', st, 2 end
 if hi then set[n + 1], set[n + 2], n = 'hi', hi, n + 2 end
 if seq then set[n + 1], set[n + 2], n = 'seq', fmt('%d', seq), n + 2 end
 if bytes_changed then
-  set[n + 1], set[n + 2], n = 'bytes', fmt('%d', math.max(bytes, 0)), n + 2
-  set[n + 1], set[n + 2], n = 'count', fmt('%d', math.max(count, 0)), n + 2
+  set[n + 1], set[n + 2], n = 'bytes', fmt('%d', bytes > 0 and bytes or 0), n + 2
+  set[n + 1], set[n + 2], n = 'count', fmt('%d', count > 0 and count or 0), n + 2
 end
 if finished_changed then
-  set[n + 1], set[n + 2], n = 'fbytes', fmt('%d', math.max(fbytes, 0)), n + 2
-  set[n + 1], set[n + 2], n = 'fcount', fmt('%d', math.max(fcount, 0)), n + 2
+  set[n + 1], set[n + 2], n = 'fbytes', fmt('%d', fbytes > 0 and fbytes or 0), n + 2
+  set[n + 1], set[n + 2], n = 'fcount', fmt('%d', fcount > 0 and fcount or 0), n + 2
   if fhead_text then set[n + 1], set[n + 2], n = 'fhead', fhead_text, n + 2 end
 end
 -- The keys' lifetime is renewed an eighth of it at a time, to a ninth more than asked.
-local ttl = tonumber(ARGV[4])
-if not h[12] or now - tonumber(h[12]) >= ttl / 8 then
+if not h[9] or now - h[9] >= ARGV[4] / 8 then
   set[n + 1], set[n + 2], n = 'exp', at_now, n + 2
-  local life = fmt('%d', ttl + math.floor(ttl / 8))
+  local life = fmt('%d', ARGV[4] + math.floor(ARGV[4] / 8))
   redis.call('PEXPIRE', key, life)
   redis.call('PEXPIRE', record, life)
 end
-if ended and (not h[13] or now - tonumber(h[13]) >= window / 8) then
+if ended and (not h[10] or now - h[10] >= window / 8) then
   -- What the finished streams keep finished by now: it is all past the window then.
   set[n + 1], set[n + 2], n = 'fexp', at_now, n + 2
   window_life = window_life or fmt('%d', window + math.floor(window / 8))
