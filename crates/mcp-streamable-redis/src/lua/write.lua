@@ -46,55 +46,56 @@ local fhead, fhead_text = h[8], nil
 fhead = fhead and fhead ~= '' and fhead + 0 or nil
 local seq, hi, bytes_changed, finished_changed
 
--- The open streams, in the order they opened, each its line of `st`, found by where it
--- starts (`at`). A line is read only for a stream this batch writes to (`open`), and only
--- its lines change, in place; streams opened now (`fresh`) come last.
+-- The open streams, in the order they opened, each its line of `st`. `lines` has where each
+-- line starts, or once it is read (only for a stream this batch writes to) what it says:
+-- {last, evicted, bytes, events, where the rest of the line starts (false: "0 -"), bytes and
+-- events as written (false once changed), changed, finished, written to its list, its events
+-- kept inline (one, or a table of them; false: none), their bytes, whether it finishes later
+-- in the batch (0: not known yet), where its line starts (false: opened now)}. Only the lines
+-- read change, in place; the streams opened now (`fresh`) come last.
 local st = h[1] or ''
 local st_changed, fixed = not h[1], false
-local at = {}
+local lines = {}
 local p, len = 1, #st
 while p <= len do
   local n, e = match(st, '^(%d+) ', p), find(st, '\n', p, true)
-  if (not n or at[n] or e == len) and not fixed then
+  if (not n or lines[n] or e == len) and not fixed then
     -- A stream's line twice (a begin tried again), or a line not a stream's: the first line
     -- of each stream is kept, as it was, and nothing else.
-    local lines, seen = {}, {}
+    local kept, seen = {}, {}
     for line in string.gmatch(st, '[^\n]+') do
       local s = match(line, '^(%d+) ')
       if s and not seen[s] then
         seen[s] = true
-        lines[#lines + 1] = line
+        kept[#kept + 1] = line
       end
     end
-    st, at, st_changed, fixed = table.concat(lines, '\n'), {}, true, true
+    st, lines, st_changed, fixed = table.concat(kept, '\n'), {}, true, true
     p, len = 1, #st
   else
-    at[n] = p
+    lines[n] = p
     p = e and e + 1 or len + 1
   end
 end
--- A stream written to: {last, evicted, bytes, events, where the rest of its line starts
--- (none: "0 -"), bytes and events as written (none once changed), changed, finished, written
--- to its list, its events kept inline}.
-local open, hit, fresh = {}, {}, {}
+local hit, fresh = {}, {}
 local function get(s)
-  local r = open[s]
-  if r then return r end
-  local at_s = at[s]
-  if at_s then
-    local a, b, c, d, q = match(st, '^%d+ (%d+) (%d+) (%d+) (%d+) ()', at_s)
-    r = {a, b, c == '0' and 0 or c + 0, d == '0' and 0 or d + 0, q, c, d, false, false, false}
+  local r = lines[s]
+  if r then
+    if type(r) == 'table' then return r end
+    local a, b, c, d, q = match(st, '^%d+ (%d+) (%d+) (%d+) (%d+) ()', r)
+    r = {a, b, c == '0' and 0 or c + 0, d == '0' and 0 or d + 0, q, c, d, false, false, false,
+      false, 0, 0, r}
     hit[#hit + 1] = s
   else
     -- Written to before it began: opened now.
-    r = {'0', '0', 0, 0, false, '0', '0', true, false, false}
+    r = {'0', '0', 0, 0, false, '0', '0', true, false, false, false, 0, 0, false}
     fresh[#fresh + 1] = s
     local top = h[2] or '0'
     if #s > #top or (#s == #top and s > top) then
       h[2], hi = s, s
     end
   end
-  open[s] = r
+  lines[s] = r
   return r
 end
 local function later(x, y)
@@ -102,15 +103,10 @@ local function later(x, y)
   if lx > ly or (lx == ly and x > y) then return x end
   return y
 end
--- The streams that finish in this batch.
-local ending = {}
-for i = 10, #ARGV - 1 do
-  if ARGV[i] == 'f' then ending[ARGV[i + 1]] = true end
-end
 
-local ended, window_life = false, nil
+local nargs, ended, window_life = #ARGV, false, nil
 local i = 10
-while i <= #ARGV do
+while i <= nargs do
   local op, s = ARGV[i], ARGV[i + 1]
   local r = get(s)
   if r[9] then
@@ -118,17 +114,36 @@ while i <= #ARGV do
     i = i + (op == 'a' and 4 or op == 'g' and 3 or 2)
   elseif op == 'a' then
     local index, message = ARGV[i + 2], ARGV[i + 3]
-    local cost = #message + overhead
-    r[1], r[8] = later(index, r[1]), true
-    if r[4] == 0 and ending[s] then
-      -- It ends in this batch with nothing in its list: its events are kept inline.
+    local cost, last = #message + overhead, r[1]
+    if #index > #last or (#index == #last and index > last) then r[1] = index end
+    r[8] = true
+    local ends = r[13]
+    if ends == 0 and r[4] == 0 then
+      -- Whether it finishes later in the batch.
+      ends = false
+      local j = i + 4
+      while j < nargs do
+        local o = ARGV[j]
+        if o == 'f' and ARGV[j + 1] == s then
+          ends = true
+          break
+        end
+        j = j + (o == 'a' and 4 or o == 'g' and 3 or 2)
+      end
+      r[13] = ends
+    end
+    if ends == true and r[4] == 0 then
+      -- It finishes in this batch with nothing in its list: its events are kept inline.
+      local event = index .. ' ' .. fmt('%d', #message) .. ' ' .. message
       local kept = r[11]
       if not kept then
-        kept = {bytes = 0}
-        r[11] = kept
+        r[11] = event
+      elseif type(kept) == 'string' then
+        r[11] = {kept, event}
+      else
+        kept[#kept + 1] = event
       end
-      kept[#kept + 1] = index .. ' ' .. fmt('%d', #message) .. ' ' .. message
-      kept.bytes = kept.bytes + cost
+      r[12] = r[12] + cost
     else
       seq = (seq or h[3] or 0) + 1
       redis.call('RPUSH', key .. ':' .. s, fmt('%d', seq) .. ' ' .. index .. ' ' .. message)
@@ -145,9 +160,10 @@ while i <= #ARGV do
     local kind, size, events, body = 'L', r[3], r[4], ''
     if events == 0 then
       kind, body = 'I', '\n'
-      if kept then
-        size, events = size + kept.bytes, #kept
-        body = #kept == 1 and '\n' .. kept[1] or '\n' .. table.concat(kept)
+      if type(kept) == 'string' then
+        size, events, body = size + r[12], 1, '\n' .. kept
+      elseif kept then
+        size, events, body = size + r[12], #kept, '\n' .. table.concat(kept)
       end
     end
     local forward = r[5] and match(st, '^%d+ (%S+)', r[5]) or '-'
@@ -214,8 +230,15 @@ if shrink or (fhead and fhead + window <= now) then
   -- sequence, false for none) is read once, and again only for the stream that lost it.
   if shrink and over(1 / 16) then
     local order = {}
-    for s in pairs(at) do order[#order + 1] = s end
-    table.sort(order, function(x, y) return at[x] < at[y] end)
+    local function start(s)
+      local r = lines[s]
+      if type(r) == 'table' then return r[14] end
+      return r
+    end
+    for s in pairs(lines) do
+      if start(s) then order[#order + 1] = s end
+    end
+    table.sort(order, function(x, y) return start(x) < start(y) end)
     for _, s in ipairs(fresh) do order[#order + 1] = s end
     local first = {}
     local function oldest_of(s)
@@ -244,10 +267,11 @@ if shrink or (fhead and fhead + window <= now) then
 end
 
 -- The lines that changed, from the last to the first (so that where each starts holds).
-if #hit > 1 then table.sort(hit, function(x, y) return at[x] > at[y] end) end
+if #hit > 1 then table.sort(hit, function(x, y) return lines[x][14] > lines[y][14] end) end
 for k = 1, #hit do
   local s = hit[k]
-  local r, at_s = open[s], at[s]
+  local r = lines[s]
+  local at_s = r[14]
   if r[9] then
     local e = find(st, '\n', at_s, true)
     if e then
@@ -267,7 +291,7 @@ for k = 1, #hit do
 end
 for k = 1, #fresh do
   local s = fresh[k]
-  local r = open[s]
+  local r = lines[s]
   if not r[9] then
     local line = s .. ' ' .. r[1] .. ' ' .. r[2] .. ' ' .. (r[6] or fmt('%d', r[3])) .. ' '
       .. (r[7] or fmt('%d', r[4])) .. ' 0 -'
