@@ -82,9 +82,15 @@ local function get(s)
   local r = lines[s]
   if r then
     if type(r) == 'table' then return r end
-    local a, b, c, d, q = match(st, '^%d+ (%d+) (%d+) (%d+) (%d+) ()', r)
-    r = {a, b, c == '0' and 0 or c + 0, d == '0' and 0 or d + 0, q, c, d, false, false, false,
-      false, 0, 0, r}
+    local after = r + #s
+    if find(st, '^ 0 0 0 0 ', after) then
+      -- Begun, nothing written yet (most streams a batch writes to): nothing to parse.
+      r = {'0', '0', 0, 0, after + 9, '0', '0', false, false, false, false, 0, 0, r}
+    else
+      local a, b, c, d, q = match(st, '^ (%d+) (%d+) (%d+) (%d+) ()', after)
+      r = {a, b, c == '0' and 0 or c + 0, d == '0' and 0 or d + 0, q, c, d, false, false, false,
+        false, 0, 0, r}
+    end
     hit[#hit + 1] = s
   else
     -- Written to before it began: opened now.
@@ -98,6 +104,7 @@ local function get(s)
   lines[s] = r
   return r
 end
+-- The later of two indices.
 local function later(x, y)
   local lx, ly = #x, #y
   if lx > ly or (lx == ly and x > y) then return x end
@@ -133,15 +140,19 @@ while i <= nargs do
       r[13] = ends
     end
     if ends == true and r[4] == 0 then
-      -- It finishes in this batch with nothing in its list: its events are kept inline.
-      local event = index .. ' ' .. fmt('%d', #message) .. ' ' .. message
+      -- It finishes in this batch with nothing in its list: its events are kept inline (the
+      -- first as where it is in the batch).
       local kept = r[11]
       if not kept then
-        r[11] = event
-      elseif type(kept) == 'string' then
-        r[11] = {kept, event}
+        r[11] = i
       else
-        kept[#kept + 1] = event
+        local event = index .. ' ' .. fmt('%d', #message) .. ' ' .. message
+        if type(kept) == 'number' then
+          local m = ARGV[kept + 3]
+          r[11] = {ARGV[kept + 2] .. ' ' .. fmt('%d', #m) .. ' ' .. m, event}
+        else
+          kept[#kept + 1] = event
+        end
       end
       r[12] = r[12] + cost
     else
@@ -157,19 +168,30 @@ while i <= nargs do
     i = i + 3
   elseif op == 'f' then
     local kept = r[11]
-    local kind, size, events, body = 'L', r[3], r[4], ''
-    if events == 0 then
-      kind, body = 'I', '\n'
-      if type(kept) == 'string' then
-        size, events, body = size + r[12], 1, '\n' .. kept
+    local kind, size, events = 'L', r[3], r[4]
+    local forward = r[5] and match(st, '^%d+ (%S+)', r[5]) or '-'
+    local head = at_now .. ' ' .. r[1] .. ' ' .. r[2] .. ' '
+    local n, v
+    if events > 0 then
+      n = events == 1 and '1' or fmt('%d', events)
+      v = head .. fmt('%d', size) .. ' ' .. n .. ' L ' .. forward
+    else
+      kind = 'I'
+      if type(kept) == 'number' then
+        local m = ARGV[kept + 3]
+        size, events, n = size + r[12], 1, '1'
+        v = head .. fmt('%d', size) .. ' 1 I ' .. forward .. '\n' .. ARGV[kept + 2] .. ' '
+          .. fmt('%d', #m) .. ' ' .. m
       elseif kept then
-        size, events, body = size + r[12], #kept, '\n' .. table.concat(kept)
+        size, events = size + r[12], #kept
+        n = fmt('%d', events)
+        v = head .. fmt('%d', size) .. ' ' .. n .. ' I ' .. forward .. '\n' .. table.concat(kept)
+      else
+        n = '0'
+        v = head .. fmt('%d', size) .. ' 0 I ' .. forward .. '\n'
       end
     end
-    local forward = r[5] and match(st, '^%d+ (%S+)', r[5]) or '-'
-    local n = events < 10 and sub('0123456789', events + 1, events + 1) or fmt('%d', events)
-    redis.call('HSET', finished, s, at_now .. ' ' .. r[1] .. ' ' .. r[2] .. ' ' .. fmt('%d', size)
-      .. ' ' .. n .. ' ' .. kind .. ' ' .. forward .. body)
+    redis.call('HSET', finished, s, v)
     local entry = s .. ' ' .. at_now .. ' ' .. fmt('%d', size + overhead) .. ' ' .. n .. ' ' .. kind
     if redis.call('RPUSH', queue, entry) == 1 then
       -- A new queue (and hash; the last ones went with the window): their lifetime starts
