@@ -651,3 +651,52 @@ async fn a_stream_begun_twice_is_one_stream_after_a_write(redis: Redis) {
     assert_eq!(indices(&s, 4, 0).await, [1]);
 }
 on_both!(a_stream_begun_twice_is_one_stream_after_a_write);
+
+/// Past the window, every finished stream it holds goes at the next write, however many, their
+/// lists too; those finished since stay.
+async fn finished_streams_past_the_window_go_however_many(redis: Redis) {
+    let window = Duration::from_secs(1);
+    let s = redis
+        .node("n", options().resume_window(window))
+        .await
+        .event_store();
+    let started = std::time::Instant::now();
+    for stream in 1..=6 {
+        if stream % 2 == 0 {
+            // Its event in its list, written before its end.
+            write(&s, &[append(stream, 1, msg(10))]).await;
+            write(&s, &[Write::Finish { stream }]).await;
+        } else {
+            write(&s, &[append(stream, 1, msg(10)), Write::Finish { stream }]).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    for stream in 7..=8 {
+        write(&s, &[append(stream, 1, msg(10)), Write::Finish { stream }]).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1_250).saturating_sub(started.elapsed())).await;
+    let before = started.elapsed();
+    write(&s, &[append(9, 1, msg(10))]).await;
+    for stream in 1..=6 {
+        assert!(
+            matches!(
+                s.replay_after("a", stream, 0).await,
+                Err(ReplayError::Purged)
+            ),
+            "stream {stream}"
+        );
+        assert_eq!(
+            redis.keys(&format!("t:{{a}}:{stream}")),
+            Vec::<String>::new()
+        );
+    }
+    // (Unless the machine was too slow to write before they too were past the window.)
+    if before < Duration::from_millis(1_500) {
+        for stream in 7..=8 {
+            assert_eq!(indices(&s, stream, 0).await, [1]);
+        }
+        assert_eq!(redis.cli(&["HLEN", "t:{a}:f"]).trim(), "2");
+        assert_eq!(redis.cli(&["LLEN", "t:{a}:q"]).trim(), "2");
+    }
+}
+on_both!(finished_streams_past_the_window_go_however_many);
