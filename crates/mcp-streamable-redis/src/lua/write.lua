@@ -223,8 +223,10 @@ if shrink or (fhead and fhead + window <= now) then
       or bytes + fbytes > max_bytes - math.floor(max_bytes * slack)
   end
   finished_changed = true
+  -- (Past the window, most writes let go of one stream: a few heads are read first.)
+  local chunk = shrink and 16 or 4
   while true do
-    local heads = redis.call('LRANGE', queue, 0, 15)
+    local heads = redis.call('LRANGE', queue, 0, chunk - 1)
     local dropped = {}
     fhead, fhead_text = nil, ''
     for _, head in ipairs(heads) do
@@ -241,12 +243,13 @@ if shrink or (fhead and fhead + window <= now) then
       redis.call('LPOP', queue, #dropped)
       redis.call('HDEL', finished, unpack(dropped))
     end
-    if #heads < 16 and not fhead then
+    if #heads < chunk and not fhead then
       -- None kept: nothing is counted.
       fbytes, fcount = 0, 0
       break
     end
     if fhead then break end
+    chunk = 16
   end
   -- Still over a cap: the open streams' oldest events go. Each stream's oldest event (its
   -- sequence, false for none) is read once, and again only for the stream that lost it.
