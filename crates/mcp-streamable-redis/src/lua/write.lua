@@ -20,7 +20,6 @@
 -- <message>"; a queue entry "<N> <finished at> <cost> <events> <L|I>"; a list entry "<seq>
 -- <index> <message>".
 local key, record, finished, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local key, record, finished, queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 -- (The fence's fields last, read only for a fenced write.)
 local h
 if ARGV[1] == '' then
@@ -50,9 +49,10 @@ local seq, hi, bytes_changed, finished_changed
 -- line starts, or once it is read (only for a stream this batch writes to) what it says:
 -- {last, evicted, bytes, events, where the rest of the line starts (false: "0 -"), bytes and
 -- events as written (false once changed), changed, finished, written to its list, its events
--- kept inline (one, or a table of them; false: none), their bytes, whether it finishes later
--- in the batch (0: not known yet), where its line starts (false: opened now)}. Only the lines
--- read change, in place; the streams opened now (`fresh`) come last.
+-- kept inline (false: none; one: where it is in ARGV; more: a table of them, made), their
+-- bytes, whether it finishes later in the batch (0: not known yet), where its line starts
+-- (false: opened now)}. Only the lines read change, in place; the streams opened now
+-- (`fresh`) come last.
 local st = h[1] or ''
 local st_changed, fixed = not h[1], false
 local lines = {}
