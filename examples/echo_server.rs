@@ -106,7 +106,7 @@ use mcp_streamable_http::auth::{Guard, dpop, jwt::JwtVerifier};
 use mcp_streamable_http::redis::RedisBackend;
 use mcp_streamable_http::server::{
     Config, DEFAULT_IDLE_TIMEOUT, InMemoryBus, InMemoryEventStore, StateSealer,
-    StreamableHttpService,
+    StreamableHttpService, Telemetry,
 };
 use mcp_streamable_telemetry::{Logs, Prometheus};
 use support::cli::Allowed;
@@ -336,6 +336,10 @@ async fn main() -> anyhow::Result<()> {
     // Before the service, which takes the global providers when it is built.
     let prometheus = args.metrics.map(|_| Prometheus::default());
     let installed = mcp_streamable_telemetry::install("echo_server", prometheus.as_ref())?;
+    if installed.is_empty() {
+        // Nothing to record into: the server skips the work recording takes.
+        config = config.telemetry(Telemetry::off());
+    }
     let service = StreamableHttpService::new(config, echo_app::session);
 
     let listener = serve::listen(args.addr).await?;

@@ -46,7 +46,7 @@ use mcp_streamable_client::Client;
 use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
 use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::serve::{self as http, terminated};
-use mcp_streamable_server::{Config, InMemoryEventStore};
+use mcp_streamable_server::{Config, InMemoryEventStore, Telemetry};
 use mcp_streamable_telemetry::{Logs, Prometheus};
 use mcp_transport::Transport as _;
 use mcp_transport::stdio::Stdio;
@@ -325,6 +325,10 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     // Before the service, which takes the global providers when it is built.
     let prometheus = args.telemetry.metrics.map(|_| Prometheus::default());
     let installed = mcp_streamable_telemetry::install(SERVICE_NAME, prometheus.as_ref())?;
+    if installed.is_empty() {
+        // Nothing to record into: the server skips the work recording takes.
+        config = config.telemetry(Telemetry::off());
+    }
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     println!("listening on {scheme}://{}/mcp", listener.local_addr()?);
     if let (Some(prometheus), Some(addr)) = (prometheus, args.telemetry.metrics) {

@@ -36,6 +36,12 @@ const PER_REQUEST_BOUND: u64 = 21;
 /// both paths (on the session's, the timing of its two event store writes among them).
 #[cfg(feature = "otel")]
 const SESSION_BOUND: u64 = 21;
+/// With the feature built in and [`Telemetry::off`](mcp_streamable_server::Telemetry::off):
+/// the counts without the feature.
+#[cfg(feature = "otel")]
+const OFF_SESSION_BOUND: u64 = 12;
+#[cfg(feature = "otel")]
+const OFF_PER_REQUEST_BOUND: u64 = 21;
 #[cfg(feature = "otel")]
 const PER_REQUEST_BOUND: u64 = 30;
 
@@ -190,16 +196,16 @@ fn per_call(total: u64, harness: u64) -> (u64, u64) {
     (server.div_ceil(CALLS), harness / CALLS)
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn allocations_per_request_stay_within_todays_counts() {
-    let _profiler = dhat::Profiler::builder().testing().build();
+/// The allocations per call on both paths, a session's and a per-request one, of services
+/// built from `config`.
+async fn measure(config: impl Fn() -> Config) -> (u64, u64) {
     let answer = Bytes::from_static(b"id: 0_1\ndata: {}\n\n");
-    let config = Config::default().event_store(InMemoryEventStore::default());
-    let service = StreamableHttpService::new(config, app);
+    let session_config = config().event_store(InMemoryEventStore::default());
+    let service = StreamableHttpService::new(session_config, app);
     let sid = start_session(&service).await;
     let session = count(&service, |id| session_call(&sid, id)).await;
     let session_harness = harness(|id| session_call(&sid, id), answer.clone()).await;
-    let service = StreamableHttpService::new(Config::default(), app);
+    let service = StreamableHttpService::new(config(), app);
     let per_request = count(&service, per_request_call).await;
     let per_request_harness = harness(per_request_call, answer).await;
     let (session, session_harness) = per_call(session, session_harness);
@@ -208,6 +214,13 @@ async fn allocations_per_request_stay_within_todays_counts() {
         "allocations per call: session {session} (harness {session_harness}), \
          per request {per_request} (harness {per_request_harness})"
     );
+    (session, per_request)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn allocations_per_request_stay_within_todays_counts() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let (session, per_request) = measure(Config::default).await;
     assert!(
         session <= SESSION_BOUND,
         "a session's tools/call allocates {session} times, more than today's {SESSION_BOUND}"
@@ -217,4 +230,17 @@ async fn allocations_per_request_stay_within_todays_counts() {
         "a per-request tools/call allocates {per_request} times, more than today's \
          {PER_REQUEST_BOUND}"
     );
+    // Built with the feature and switched off at run time, a call costs what it costs
+    // without the feature. (One profiler per process: the same test.)
+    #[cfg(feature = "otel")]
+    {
+        use mcp_streamable_server::Telemetry;
+        let off = || Config::default().telemetry(Telemetry::off());
+        let (session, per_request) = measure(off).await;
+        assert!(
+            session <= OFF_SESSION_BOUND && per_request <= OFF_PER_REQUEST_BOUND,
+            "with Telemetry::off, {session} and {per_request} allocations a call, more than \
+             the {OFF_SESSION_BOUND} and {OFF_PER_REQUEST_BOUND} of a build without the feature"
+        );
+    }
 }

@@ -65,6 +65,13 @@ pub struct Installed {
 }
 
 impl Installed {
+    /// Whether [`install`] installed nothing (no OTLP endpoint, no Prometheus reader): the
+    /// global providers are OpenTelemetry's no-op ones, and a server may as well not record
+    /// (the server's `Telemetry::off`), which saves it the work of recording into them.
+    pub fn is_empty(&self) -> bool {
+        self.tracers.is_none() && self.meters.is_none()
+    }
+
     /// Exports what is still buffered and stops the exporters' threads. Call it from the
     /// runtime [`install`] ran on, once the server stopped (it waits on a blocking thread).
     pub async fn shutdown(self) {

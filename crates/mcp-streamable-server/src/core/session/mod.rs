@@ -120,7 +120,10 @@ impl Session {
             use crate::core::telemetry::{SessionLife, operation::Operations};
             let telemetry = &shared.telemetry;
             let named = (lifetime == Lifetime::Session && !id.is_empty()).then(|| Arc::clone(&id));
-            let life = named.is_some().then(|| SessionLife::begin(telemetry));
+            let life = named
+                .is_some()
+                .then(|| SessionLife::begin(telemetry))
+                .flatten();
             (Operations::new(telemetry, named), life)
         };
         Arc::new(Session {

@@ -49,7 +49,8 @@ pub(crate) const STORE_BUCKETS: [f64; 14] = [
 /// ```
 #[derive(Clone)]
 pub struct Telemetry {
-    pub(crate) inner: Arc<Instruments>,
+    /// `None`: [`Telemetry::off`].
+    pub(crate) inner: Option<Arc<Instruments>>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -66,6 +67,26 @@ fn scope() -> InstrumentationScope {
 }
 
 impl Telemetry {
+    /// Records nothing, and skips the work recording takes (the span's attributes, the
+    /// durations' clocks, the timing of store calls): for a program built with the feature
+    /// that installed no provider, where even OpenTelemetry's no-op ones cost a request about
+    /// 1.5 µs (`BENCHMARKS.md`).
+    ///
+    /// ```
+    /// use mcp_streamable_server::{Config, Telemetry};
+    ///
+    /// let config = Config::default().telemetry(Telemetry::off());
+    /// # let _ = config;
+    /// ```
+    pub fn off() -> Telemetry {
+        Telemetry { inner: None }
+    }
+
+    /// Whether it records: false for [`Telemetry::off`].
+    pub fn is_on(&self) -> bool {
+        self.inner.is_some()
+    }
+
     /// The tracer and meter of the global providers, as installed now.
     pub fn global() -> Telemetry {
         let tracer = opentelemetry::global::tracer_with_scope(scope());
@@ -109,7 +130,7 @@ impl Telemetry {
                 .build()
         };
         Telemetry {
-            inner: Arc::new(Instruments {
+            inner: Some(Arc::new(Instruments {
                 tracer,
                 operation_duration: seconds(
                     "mcp.server.operation.duration",
@@ -193,7 +214,7 @@ impl Telemetry {
                     "HTTP/2 connections `serve` sent GOAWAY, by reason (mcp.goaway.reason)",
                 ),
                 meter: meter.clone(),
-            }),
+            })),
         }
     }
 }
@@ -275,7 +296,7 @@ impl EndCause {
 
 /// What a session of the session-based family records of its life.
 pub(crate) struct SessionLife {
-    telemetry: Telemetry,
+    instruments: Arc<Instruments>,
     started: std::time::Instant,
     /// The first [`EndCause`] said, as its number.
     cause: std::sync::atomic::AtomicU8,
@@ -283,19 +304,20 @@ pub(crate) struct SessionLife {
 }
 
 impl SessionLife {
-    /// A session began: one more live.
-    pub(crate) fn begin(telemetry: &Telemetry) -> SessionLife {
+    /// A session began: one more live. `None` when `telemetry` is off.
+    pub(crate) fn begin(telemetry: &Telemetry) -> Option<SessionLife> {
+        let instruments = Arc::clone(telemetry.inner.as_ref()?);
         let attributes = vec![
             KeyValue::new("network.transport", "tcp"),
             KeyValue::new("network.protocol.name", "http"),
         ];
-        telemetry.inner.sessions.add(1, &attributes);
-        SessionLife {
-            telemetry: telemetry.clone(),
+        instruments.sessions.add(1, &attributes);
+        Some(SessionLife {
+            instruments,
             started: std::time::Instant::now(),
             cause: std::sync::atomic::AtomicU8::new(u8::MAX),
             attributes,
-        }
+        })
     }
 
     /// Says why the session is about to end, unless a cause was said before.
@@ -308,7 +330,7 @@ impl SessionLife {
 
     /// The session ended (once): its duration, one less live, one more ended by its cause.
     pub(crate) fn end(&self, version: &str) {
-        let inner = &self.telemetry.inner;
+        let inner = &self.instruments;
         let cause = EndCause::from_u8(self.cause.load(std::sync::atomic::Ordering::Acquire));
         inner.sessions.add(-1, &self.attributes);
         let mut attributes = self.attributes.clone();
@@ -325,7 +347,8 @@ impl SessionLife {
 impl Telemetry {
     /// An HTTP request the transport refused: its status and the reason's kind.
     pub(crate) fn refused(&self, status: u16, reason: &'static str) {
-        self.inner.refused.add(
+        let Some(inner) = &self.inner else { return };
+        inner.refused.add(
             1,
             &[
                 KeyValue::new("http.response.status_code", i64::from(status)),
@@ -336,8 +359,9 @@ impl Telemetry {
 
     /// A stream resumed, replaying `events`.
     pub(crate) fn resumed(&self, events: usize) {
-        self.inner.resumptions.add(1, &[]);
-        self.inner
+        let Some(inner) = &self.inner else { return };
+        inner.resumptions.add(1, &[]);
+        inner
             .replayed
             .add(u64::try_from(events).unwrap_or(u64::MAX), &[]);
     }
@@ -352,9 +376,9 @@ impl Telemetry {
         outgoing: std::sync::Weak<crate::core::budget::Budget>,
         incoming: std::sync::Weak<crate::core::budget::Inbound>,
     ) {
+        let Some(inner) = &self.inner else { return };
         let direction = |d: &'static str| [KeyValue::new("mcp.buffer.direction", d)];
-        let _gauge = self
-            .inner
+        let _gauge = inner
             .meter
             .u64_observable_gauge("mcp.server.buffer.size")
             .with_unit("By")
@@ -373,9 +397,9 @@ impl Telemetry {
 
     /// Bytes shed from a session's outboxes.
     pub(crate) fn shed(&self, bytes: usize) {
-        if bytes > 0 {
+        if let (Some(inner), true) = (&self.inner, bytes > 0) {
             let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
-            self.inner.shed.add(bytes, &[]);
+            inner.shed.add(bytes, &[]);
         }
     }
 }
@@ -384,13 +408,14 @@ impl Telemetry {
     /// A request went to its session's holder on another node, and how that went
     /// (`answered`, `not_here`: the node did not hold it, `unreachable`).
     pub(crate) fn forwarded(&self, method: &http::Method, outcome: &'static str) {
+        let Some(inner) = &self.inner else { return };
         let method = match *method {
             http::Method::POST => "POST",
             http::Method::GET => "GET",
             http::Method::DELETE => "DELETE",
             _ => "_OTHER",
         };
-        self.inner.forwards.add(
+        inner.forwards.add(
             1,
             &[
                 KeyValue::new("http.request.method", method),
@@ -401,7 +426,9 @@ impl Telemetry {
 
     /// This node took a session over.
     pub(crate) fn taken_over(&self) {
-        self.inner.takeovers.add(1, &[]);
+        if let Some(inner) = &self.inner {
+            inner.takeovers.add(1, &[]);
+        }
     }
 
     /// `serve` closed a connection for a timeout: `header_read` (nothing, or no whole request
@@ -409,15 +436,21 @@ impl Telemetry {
     /// (still open when the grace of its closing ran out).
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn timed_out(&self, kind: &'static str) {
-        let kind = [KeyValue::new("mcp.timeout.kind", kind)];
-        self.inner.timeouts.add(1, &kind);
+        if let Some(inner) = &self.inner {
+            inner
+                .timeouts
+                .add(1, &[KeyValue::new("mcp.timeout.kind", kind)]);
+        }
     }
 
     /// `serve` sent an HTTP/2 connection `GOAWAY`: for `shutdown`, `idle` or `reset_budget`.
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn goaway(&self, reason: &'static str) {
-        let reason = [KeyValue::new("mcp.goaway.reason", reason)];
-        self.inner.goaways.add(1, &reason);
+        if let Some(inner) = &self.inner {
+            inner
+                .goaways
+                .add(1, &[KeyValue::new("mcp.goaway.reason", reason)]);
+        }
     }
 }
 
@@ -443,19 +476,24 @@ fn open_streams(meter: &Meter) -> Arc<[AtomicI64; 2]> {
 }
 
 /// An SSE stream open, counted in `mcp.server.stream.active` until dropped.
-pub(crate) struct OpenStream(Arc<[AtomicI64; 2]>, usize);
+pub(crate) struct OpenStream(Option<Arc<[AtomicI64; 2]>>, usize);
 
 impl OpenStream {
     pub(crate) fn new(telemetry: &Telemetry, standalone: bool) -> OpenStream {
         let kind = usize::from(standalone);
-        telemetry.inner.streams[kind].fetch_add(1, Ordering::Relaxed);
-        OpenStream(Arc::clone(&telemetry.inner.streams), kind)
+        let streams = telemetry.inner.as_ref().map(|inner| {
+            inner.streams[kind].fetch_add(1, Ordering::Relaxed);
+            Arc::clone(&inner.streams)
+        });
+        OpenStream(streams, kind)
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        self.0[self.1].fetch_sub(1, Ordering::Relaxed);
+        if let Some(streams) = &self.0 {
+            streams[self.1].fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -466,14 +504,18 @@ pub(crate) struct OpenConnection(Telemetry);
 #[cfg_attr(not(feature = "serve"), allow(dead_code))]
 impl OpenConnection {
     pub(crate) fn new(telemetry: &Telemetry) -> OpenConnection {
-        telemetry.inner.connections.add(1, &[]);
+        if let Some(inner) = &telemetry.inner {
+            inner.connections.add(1, &[]);
+        }
         OpenConnection(telemetry.clone())
     }
 }
 
 impl Drop for OpenConnection {
     fn drop(&mut self) {
-        self.0.inner.connections.add(-1, &[]);
+        if let Some(inner) = &self.0.inner {
+            inner.connections.add(-1, &[]);
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 
 use crate::core::owner::PeerAddr;
-use crate::core::telemetry::{Telemetry, end};
+use crate::core::telemetry::{Instruments, Telemetry, end};
 use crate::protocol::ProtocolVersion;
 use mcp_streamable_protocol::telemetry::request_id;
 
@@ -159,6 +159,9 @@ impl Operations {
     /// response, and one for each notification, ended at once (its acknowledgement is the
     /// POST's 202). `version` is the protocol version the session speaks.
     pub(crate) fn begin(&self, body: &Body, parts: &http::request::Parts, version: &'static str) {
+        let Some(inner) = &self.telemetry.inner else {
+            return;
+        };
         let carried = Carried::of(parts);
         for message in body.messages() {
             let (method, id, params) = match message {
@@ -169,7 +172,7 @@ impl Operations {
             let params: Params<'_> = params
                 .and_then(|p| serde_json::from_str(p.get()).ok())
                 .unwrap_or_default();
-            let operation = self.start(method, id, &params, &carried, version);
+            let operation = self.start(inner, method, id, &params, &carried, version);
             match id {
                 Some(id) => {
                     self.open().insert(id.clone(), operation);
@@ -181,13 +184,13 @@ impl Operations {
 
     fn start(
         &self,
+        inner: &Instruments,
         method: &str,
         id: Option<&Id>,
         params: &Params<'_>,
         carried: &Carried,
         version: &'static str,
     ) -> Operation {
-        let inner = &self.telemetry.inner;
         let version = match (method, &params.protocol_version) {
             ("initialize", Some(asked)) => known_version(asked),
             _ => StringValue::from(version),
@@ -308,10 +311,11 @@ impl Operations {
             attributes.push(kind);
             span.set_status(Status::error(failure.description));
         }
-        self.telemetry
-            .inner
-            .operation_duration
-            .record(started.elapsed().as_secs_f64(), &attributes);
+        if let Some(inner) = &self.telemetry.inner {
+            inner
+                .operation_duration
+                .record(started.elapsed().as_secs_f64(), &attributes);
+        }
         end(span);
     }
 }

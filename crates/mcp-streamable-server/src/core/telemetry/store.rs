@@ -56,7 +56,7 @@ impl<S: ?Sized + Send + Sync> Measured<S> {
 impl Telemetry {
     /// A store call took `seconds`, and failed or not.
     fn store_call(&self, operation: &'static str, seconds: f64, failed: bool) {
-        let inner = &self.inner;
+        let Some(inner) = &self.inner else { return };
         let operation = KeyValue::new("mcp.store.operation", operation);
         if failed {
             inner
@@ -173,6 +173,9 @@ impl<S: SessionStore + ?Sized> SessionStore for Measured<S> {
 /// Wraps the stores a service was given (its config's, a cluster's too), once, so that every
 /// call of them is measured.
 pub(crate) fn measure(config: &mut Config, telemetry: &Telemetry) {
+    if !telemetry.is_on() {
+        return;
+    }
     if let Some(store) = config.event_store.take() {
         config.event_store = Some(Arc::new(Measured::new(store, telemetry)));
     }
