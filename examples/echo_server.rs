@@ -91,6 +91,7 @@
 //! `http://IP:PORT/metrics` (it prints `metrics on http://IP:PORT/metrics` after the first
 //! line); `OTEL_EXPORTER_OTLP_ENDPOINT` (e.g. `http://127.0.0.1:4318`) sends spans and metrics
 //! over OTLP/HTTP, and makes a `traceparent` in a request's `_meta` the parent of its span.
+//! With neither, it records nothing (`Telemetry::off()`), and saves the work.
 //! Logs go to stderr, `info` and above unless `RUST_LOG` says otherwise (`RUST_LOG=debug`
 //! shows what the transport does), as plain text or JSON lines (`--log-format`), without
 //! colour codes unless stderr is a terminal; `--request-log` adds a line for each HTTP request.

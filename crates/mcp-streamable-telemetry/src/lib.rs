@@ -15,7 +15,9 @@
 //!   standard variables itself (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`...).
 //! - A [`Prometheus`] registry given: the meters are read into it at each scrape, and
 //!   [`Prometheus::serve`] answers `GET /metrics` with the text exposition format.
-//! - Neither: nothing is installed, and the recording goes to OpenTelemetry's no-op providers.
+//! - Neither: nothing is installed ([`Installed::is_empty`]), and what a server records would
+//!   go to OpenTelemetry's no-op providers; `echo_server` and `mcp-gateway` then build their
+//!   server with `Telemetry::off()`, which records nothing and skips the work.
 //!
 //! [`Logs`] sets up the log the same way for every program: stderr, `RUST_LOG`, plain or JSON
 //! lines, and the server's request log on demand (with feature `clap`, as flags).
