@@ -120,10 +120,7 @@ impl Session {
             use crate::core::telemetry::{SessionLife, operation::Operations};
             let telemetry = &shared.telemetry;
             let named = (lifetime == Lifetime::Session && !id.is_empty()).then(|| Arc::clone(&id));
-            let life = named
-                .is_some()
-                .then(|| SessionLife::begin(telemetry))
-                .flatten();
+            let life = named.as_ref().and_then(|_| SessionLife::begin(telemetry));
             (Operations::new(telemetry, named), life)
         };
         Arc::new(Session {
