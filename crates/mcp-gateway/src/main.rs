@@ -42,7 +42,7 @@ use mcp_gateway::{
     Command, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CHILDREN, DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_POOL_SIZE, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STOP_GRACE, Gateway, Options, TokenFile,
 };
-use mcp_streamable_client::Client;
+use mcp_streamable_client::{Client, Telemetry as ClientTelemetry};
 use mcp_streamable_oauth::{LoopbackRedirect, OAuth};
 use mcp_streamable_redis::RedisBackend;
 use mcp_streamable_server::serve::{self as http, terminated};
@@ -258,6 +258,10 @@ async fn connect(args: ConnectArgs) -> Result<(), Box<dyn std::error::Error>> {
     // client's builder, which takes the global providers when it is made.
     let installed = mcp_streamable_telemetry::install(SERVICE_NAME, None)?;
     let mut builder = Client::builder(&args.url);
+    if installed.is_empty() {
+        // Nothing to record into: the client skips the work recording takes.
+        builder = builder.telemetry(ClientTelemetry::off());
+    }
     for (name, value) in args.headers {
         builder = builder.header(name, value);
     }

@@ -15,9 +15,10 @@
 //!   standard variables itself (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`...).
 //! - A [`Prometheus`] registry given: the meters are read into it at each scrape, and
 //!   [`Prometheus::serve`] answers `GET /metrics` with the text exposition format.
-//! - Neither: nothing is installed ([`Installed::is_empty`]), and what a server records would
-//!   go to OpenTelemetry's no-op providers; `echo_server` and `mcp-gateway` then build their
-//!   server with `Telemetry::off()`, which records nothing and skips the work.
+//! - Neither: nothing is installed ([`Installed::is_empty`]), and what a server or a client
+//!   records would go to OpenTelemetry's no-op providers; `echo_server` and `mcp-gateway` then
+//!   build their server (and `mcp-gateway connect` its client) with `Telemetry::off()`, which
+//!   records nothing and skips the work.
 //!
 //! [`Logs`] sets up the log the same way for every program: stderr, `RUST_LOG`, plain or JSON
 //! lines, and the server's request log on demand (with feature `clap`, as flags).
@@ -68,8 +69,8 @@ pub struct Installed {
 
 impl Installed {
     /// Whether [`install`] installed nothing (no OTLP endpoint, no Prometheus reader): the
-    /// global providers are OpenTelemetry's no-op ones, and a server may as well not record
-    /// (the server's `Telemetry::off`), which saves it the work of recording into them.
+    /// global providers are OpenTelemetry's no-op ones, and a server or a client may as well
+    /// not record (their `Telemetry::off`), which saves them the work of recording into them.
     pub fn is_empty(&self) -> bool {
         self.tracers.is_none() && self.meters.is_none()
     }

@@ -44,12 +44,15 @@ use mcp_streamable_protocol::telemetry::DURATION_BUCKETS;
 /// ```
 #[derive(Clone)]
 pub struct Telemetry {
-    inner: Arc<Instruments>,
+    /// `None`: [`Telemetry::off`].
+    inner: Option<Arc<Instruments>>,
 }
 
 impl std::fmt::Debug for Telemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Telemetry").finish_non_exhaustive()
+        f.debug_struct("Telemetry")
+            .field("on", &self.is_on())
+            .finish_non_exhaustive()
     }
 }
 
@@ -68,6 +71,34 @@ fn scope() -> InstrumentationScope {
 }
 
 impl Telemetry {
+    /// Records nothing, writes no trace context into `_meta`, and skips the work recording
+    /// takes (each request's span, its attributes and its duration): for a program built with
+    /// the feature that installed no provider, where even OpenTelemetry's no-op ones cost each
+    /// request a few microseconds and several allocations (`BENCHMARKS.md`).
+    ///
+    /// ```
+    /// use mcp_streamable_client::{Client, Telemetry};
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8080/mcp")
+    ///     .telemetry(Telemetry::off())
+    ///     .build()?;
+    /// # drop(client);
+    /// # Ok::<(), mcp_streamable_client::Error>(())
+    /// ```
+    pub fn off() -> Telemetry {
+        Telemetry { inner: None }
+    }
+
+    /// Whether it records: false for [`Telemetry::off`].
+    pub fn is_on(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// The instruments, unless off.
+    fn instruments(&self) -> Option<&Instruments> {
+        self.inner.as_deref()
+    }
+
     /// The tracer and meter of the global providers, as installed now.
     pub fn global() -> Telemetry {
         let tracer = opentelemetry::global::tracer_with_scope(scope());
@@ -97,7 +128,7 @@ impl Telemetry {
                 .build()
         };
         Telemetry {
-            inner: Arc::new(Instruments {
+            inner: Some(Arc::new(Instruments {
                 tracer,
                 operation_duration: seconds(
                     "mcp.client.operation.duration",
@@ -108,7 +139,7 @@ impl Telemetry {
                     "mcp.client.session.duration",
                     "The duration of the MCP session as observed on the MCP client",
                 ),
-            }),
+            })),
         }
     }
 }
@@ -143,6 +174,9 @@ impl SessionLife {
 }
 
 fn record_session(telemetry: &Telemetry, started: Instant, version: Option<&str>) {
+    let Some(instruments) = telemetry.instruments() else {
+        return;
+    };
     let mut attributes = vec![
         KeyValue::new("network.transport", "tcp"),
         KeyValue::new("network.protocol.name", "http"),
@@ -150,8 +184,7 @@ fn record_session(telemetry: &Telemetry, started: Instant, version: Option<&str>
     if let Some(version) = version {
         attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
     }
-    telemetry
-        .inner
+    instruments
         .session_duration
         .record(started.elapsed().as_secs_f64(), &attributes);
 }

@@ -116,6 +116,9 @@ impl Operations {
         declared: Option<String>,
         placement: impl FnOnce() -> Placement,
     ) {
+        let Some(instruments) = self.telemetry.instruments() else {
+            return;
+        };
         let (method, id, params) = match message {
             Message::Request(r) => (r.method.as_str(), Some(r.id.clone()), &mut r.params),
             Message::Notification(n) => (n.method.as_str(), None, &mut n.params),
@@ -153,7 +156,7 @@ impl Operations {
             _ => declared,
         };
         let method = method.to_owned();
-        let tracer = &self.telemetry.inner.tracer;
+        let tracer = &instruments.tracer;
         let parent = Context::current();
         let span = tracer
             .span_builder(name)
@@ -180,6 +183,9 @@ impl Operations {
     /// A response is delivered: the span of the request it answers, if it is in flight, ends
     /// with what the response says.
     pub(crate) fn answer(&self, response: &Response, placement: impl FnOnce() -> Placement) {
+        if !self.telemetry.is_on() {
+            return;
+        }
         let Some(operation) = response.id().and_then(|id| self.open().remove(id)) else {
             return;
         };
@@ -198,6 +204,9 @@ impl Operations {
     /// The request `id` will get no response: it was cancelled, or its send failed
     /// (`kind` says which, as `error.type`).
     pub(crate) fn fail(&self, id: &Id, kind: &str, placement: impl FnOnce() -> Placement) {
+        if !self.telemetry.is_on() {
+            return;
+        }
         let Some(operation) = self.open().remove(id) else {
             return;
         };
@@ -254,10 +263,11 @@ impl Operations {
             attributes.push(kind);
             span.set_status(Status::error(failure.description));
         }
-        self.telemetry
-            .inner
-            .operation_duration
-            .record(started.elapsed().as_secs_f64(), &attributes);
+        if let Some(instruments) = self.telemetry.instruments() {
+            instruments
+                .operation_duration
+                .record(started.elapsed().as_secs_f64(), &attributes);
+        }
         span.end();
     }
 }

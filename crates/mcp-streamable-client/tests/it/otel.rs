@@ -339,3 +339,48 @@ async fn c12_an_expired_session_ends_its_duration_and_its_failed_request_says_40
     let sessions = client.points("mcp.client.session.duration");
     assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
 }
+
+#[tokio::test]
+async fn c12_off_records_nothing_and_carries_no_context() {
+    let (server, app) = (Recorded::new(), Recorded::new());
+    let config = Config::default()
+        .families(Families::SessionOnly)
+        .telemetry(server.server());
+    let addr = serve(StreamableHttpService::new(config, self::app), Wire::Http1).await;
+    let off = mcp_streamable_client::Telemetry::off();
+    assert!(!off.is_on() && format!("{off:?}").contains("on: false"));
+    let builder = Wire::Http1
+        .builder(&Wire::Http1.url(addr))
+        .family(Family::Session)
+        .telemetry(off);
+    let mut conn = connect(builder).await;
+    handshake(&mut conn).await;
+    // The application's own span is current, and a propagator is set: an instrumented client
+    // would make its span a child of it and carry the context to the server.
+    let parent = send_under_parent(&app, &conn, tool(2, "echo")).await;
+    assert!(!recv_response(&mut conn).await.is_error());
+    conn.close().await.unwrap();
+
+    app.tracers.force_flush().unwrap();
+    let spans = app.spans.get_finished_spans().unwrap();
+    assert!(
+        spans.iter().all(|s| s.span_kind != SpanKind::Client),
+        "{spans:?}"
+    );
+    app.meters.force_flush().unwrap();
+    let exported = app.metrics.get_finished_metrics().unwrap();
+    let names: Vec<String> = exported
+        .iter()
+        .flat_map(|m| m.scope_metrics())
+        .flat_map(|s| s.metrics())
+        .map(|m| m.name().to_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with("mcp.client.")),
+        "{names:?}"
+    );
+    // No `traceparent` reached the server: its span starts a trace of its own.
+    let served = server.span("tools/call echo", SpanKind::Server);
+    assert_ne!(served.span_context.trace_id(), parent.trace_id());
+    assert!(!served.parent_span_is_remote);
+}
