@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, bail};
 use mcp_jsonrpc::{Id, Message, Notification, Request, Response, to_raw_value};
-use mcp_streamable_client::{Client, ClientConnection, ClientSender, Family};
+use mcp_streamable_client::{Client, ClientConnection, ClientSender, Family, Telemetry};
 use mcp_transport::{Connection, Sender, Transport};
 use serde::Deserialize;
 use serde_json::json;
@@ -36,9 +36,12 @@ fn lock(waiting: &Waiting) -> MutexGuard<'_, HashMap<i64, oneshot::Sender<Respon
 /// Runs the closed loop with our client against `url`.
 pub(crate) async fn run(url: &str, plan: &Plan) -> anyhow::Result<Measured> {
     // Pinned to the session-based protocol, so that nothing is probed; the standalone GET
-    // stream stays on, as users run it (and as rmcp's client always opens it).
+    // stream stays on, as users run it (and as rmcp's client always opens it). Built with
+    // `otel` (through `examples`) and no provider installed, it records nothing, as a program
+    // without providers should (`Telemetry::off`).
     let client = Client::builder(url)
         .family(Family::Session)
+        .telemetry(Telemetry::off())
         .build()
         .context("building the client")?;
     let mut conn = client.connect().await.context("connecting")?;

@@ -28,8 +28,9 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
     ClientKind {
         key: "ours",
         label: "ours",
-        description: "`mcp_streamable_client::Client` pinned to `Family::Session`, its defaults \
-                      otherwise: its own pool of its own HTTP/1.1 connections (keep-alive, \
+        description: "`mcp_streamable_client::Client` pinned to `Family::Session`, its \
+                      telemetry off (`Telemetry::off`: the load generator installs no \
+                      OpenTelemetry provider), its defaults otherwise: its own pool of its own HTTP/1.1 connections (keep-alive, \
                       `TCP_NODELAY`), each driven by the task that uses it, so each POST in flight \
                       takes a pooled \
                       connection, and the \
