@@ -32,12 +32,14 @@ pub(crate) use self::render::{carry_over, splice};
 pub(crate) struct Measured {
     gateways: Vec<&'static Gateway>,
     results: Results,
+    /// Whether each gateway ran on CPU 0 and the load generator on CPU 1.
+    pinned: bool,
 }
 
 impl Measured {
     /// Its section of `BENCHMARKS.md`; `context` says when and where.
     pub(crate) fn section(&self, plan: &Plan, context: &str) -> String {
-        render::section(plan, &self.gateways, &self.results, context)
+        render::section(plan, &self.gateways, &self.results, self.pinned, context)
     }
 }
 
@@ -74,7 +76,11 @@ pub(crate) fn run(plan: &Plan, launcher: &Launcher, quiet: &mut Quiet) -> anyhow
             }
         }
     }
-    Ok(Measured { gateways, results })
+    Ok(Measured {
+        gateways,
+        results,
+        pinned: launcher.pin,
+    })
 }
 
 /// The gateways `keys` names, or all.

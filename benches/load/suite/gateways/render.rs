@@ -15,8 +15,13 @@ pub(crate) const HEADING: &str = "## Gateways: ours against supergateway and mcp
 
 /// `text` with its gateway section replaced by `section` (which starts with [`HEADING`]), or
 /// with `section` appended when it has none. The section ends where the next `## ` heading
-/// starts.
+/// starts; its subsections written by hand stay (`by_hand`), as a full run keeps the others.
 pub(crate) fn splice(text: &str, section: &str) -> String {
+    crate::suite::by_hand::carry_over(text, &replace(text, section))
+}
+
+/// [`splice`] without keeping what was written by hand.
+fn replace(text: &str, section: &str) -> String {
     let section = section.trim_end();
     let Some(start) = text.find(HEADING) else {
         return format!("{}\n\n{section}\n", text.trim_end());
@@ -169,13 +174,14 @@ pub(crate) fn section(
     plan: &Plan,
     gateways: &[&Gateway],
     results: &Results,
+    pinned: bool,
     context: &str,
 ) -> String {
     let mut out = format!(
         "{HEADING}\n\n{context} Load average (1 min) at the measurements' starts: {:.2} to {:.2}.\n\n",
         results.load.0, results.load.1
     );
-    out += &method(plan);
+    out += &method(plan, pinned);
     out += &summary(gateways, results);
     out += &targets(gateways, results);
     out += "\nThe gateways:\n\n";
@@ -192,11 +198,16 @@ pub(crate) fn section(
     out
 }
 
-fn method(plan: &Plan) -> String {
+fn method(plan: &Plan, pinned: bool) -> String {
+    let cores = if pinned {
+        "gateway and children pinned to CPU 0, `mcp-load` to CPU 1"
+    } else {
+        "gateway, children and `mcp-load` free to use either core (`--no-pin`)"
+    };
     format!(
         "`mcp-load-suite --gateways` (`benches/load/suite/gateways/`): every gateway in front of \
          the same stdio child, `benches/peers/gateways/echo_child.py` (standard-library Python, \
-         one thread), gateway and children pinned to CPU 0, `mcp-load` to CPU 1. Each of {runs} \
+         one thread), {cores}. Each of {runs} \
          runs starts every gateway afresh and goes through them in turn (interleaved); medians \
          of the runs. Calls: {c} sessions (2025-06-18) or {c} per-request connections \
          (2026-07-28, `mcp-load --protocol 2026-07-28`), `tools/call echo` in a closed loop, \
@@ -455,6 +466,17 @@ mod tests {
         assert_eq!(at_end, format!("# T\n\n## A\n\na\n\n{HEADING}\n\nnew\n"));
         let last = splice(&at_end, &format!("{HEADING}\n\nnewer\n"));
         assert_eq!(last, format!("# T\n\n## A\n\na\n\n{HEADING}\n\nnewer\n"));
+    }
+
+    #[test]
+    fn a_section_keeps_its_subsections_written_by_hand() {
+        let kept = "### Unpinned (written by hand)\n\nby hand\n";
+        let old = format!("# T\n\n{HEADING}\n\nold\n\n### Details\n\nd\n\n{kept}\n## B\n\nb\n");
+        let new = splice(&old, &format!("{HEADING}\n\nnew\n\n### Details\n\nd2\n"));
+        assert_eq!(
+            new,
+            format!("# T\n\n{HEADING}\n\nnew\n\n### Details\n\nd2\n\n{kept}\n## B\n\nb\n")
+        );
     }
 
     #[test]
