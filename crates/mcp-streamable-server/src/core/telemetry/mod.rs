@@ -55,7 +55,9 @@ pub struct Telemetry {
 
 impl std::fmt::Debug for Telemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Telemetry").finish_non_exhaustive()
+        f.debug_struct("Telemetry")
+            .field("on", &self.is_on())
+            .finish_non_exhaustive()
     }
 }
 
