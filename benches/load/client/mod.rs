@@ -12,9 +12,10 @@
 //! client's CPU time per request compares across clients; pin it to a core with `taskset`.
 //!
 //! - `ours`: `mcp_streamable_client::Client`, pinned to [`Family::Session`], its telemetry
-//!   off (no OpenTelemetry provider is installed here), its defaults otherwise (pooled HTTP/1.1 keep-alive connections, `TCP_NODELAY`, the standalone GET
-//!   stream on), driven through the `mcp_transport` traits: one task receives and hands each
-//!   response to its caller by id.
+//!   off (no OpenTelemetry provider is installed here), its defaults otherwise (pooled
+//!   HTTP/1.1 keep-alive connections, `TCP_NODELAY`, the standalone GET stream on), driven
+//!   through the `mcp_transport` traits: one task receives and hands each response to its
+//!   caller by id.
 //! - `rmcp`: rmcp 3.11.0's own client (`().serve(transport)`, `call_tool`) over its
 //!   `StreamableHttpClientTransport` as `from_config` builds it: its default reqwest client,
 //!   which keeps no idle connection (`pool_max_idle_per_host(0)`), so each POST opens a new one.

@@ -30,10 +30,9 @@ pub(crate) const CLIENTS: &[ClientKind] = &[
         label: "ours",
         description: "`mcp_streamable_client::Client` pinned to `Family::Session`, its \
                       telemetry off (`Telemetry::off`: the load generator installs no \
-                      OpenTelemetry provider), its defaults otherwise: its own pool of its own HTTP/1.1 connections (keep-alive, \
-                      `TCP_NODELAY`), each driven by the task that uses it, so each POST in flight \
-                      takes a pooled \
-                      connection, and the \
+                      OpenTelemetry provider), its defaults otherwise: its own pool of its own \
+                      HTTP/1.1 connections (keep-alive, `TCP_NODELAY`), each driven by the task \
+                      that uses it, so each POST in flight takes a pooled connection, and the \
                       standalone GET stream on; driven through the `mcp_transport` traits, the \
                       sender shared by the callers and one task handing each response to its \
                       caller by id",
