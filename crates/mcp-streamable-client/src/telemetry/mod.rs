@@ -21,7 +21,8 @@ use mcp_streamable_protocol::telemetry::DURATION_BUCKETS;
 
 /// Where a client sends its spans and metrics (feature `otel`): a tracer and a meter, from the
 /// providers an application installed. A library installs no exporter: without providers
-/// (OpenTelemetry's no-op ones), recording costs a few calls that do nothing.
+/// (OpenTelemetry's no-op ones) nothing is kept, but the work of recording is still done, so a
+/// program that installs none uses [`Telemetry::off`].
 ///
 /// [`ClientBuilder::telemetry`](crate::ClientBuilder::telemetry) sets it; by default a client
 /// takes the global providers ([`Telemetry::global`]) when its builder is made, so install them

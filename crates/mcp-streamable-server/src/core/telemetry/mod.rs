@@ -30,7 +30,8 @@ pub(crate) const STORE_BUCKETS: [f64; 14] = [
 
 /// Where a service sends its spans and metrics (feature `otel`): a tracer and a meter, from the
 /// providers an application installed. A library installs no exporter: without providers
-/// (OpenTelemetry's no-op ones), recording costs a few calls that do nothing.
+/// (OpenTelemetry's no-op ones) nothing is kept, but the work of recording is still done, so a
+/// program that installs none uses [`Telemetry::off`].
 ///
 /// [`Config::telemetry`](crate::Config::telemetry) sets it; by default a service takes the
 /// global providers ([`Telemetry::global`]) when it is built, so install them before. The
