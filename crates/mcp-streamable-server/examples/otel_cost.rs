@@ -8,8 +8,10 @@
 //!
 //! ```text
 //! cargo build --release -p mcp-streamable-server --example otel_cost [--features otel]
-//! valgrind --tool=callgrind target/release/examples/otel_cost 2000
+//! valgrind --tool=callgrind target/release/examples/otel_cost 2000 [RATIO]
 //! ```
+//!
+//! `RATIO` (default 1) is the share of traces sampled, by trace id: 0.1 keeps one in ten.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -62,14 +64,16 @@ mod exporter {
     }
 }
 
-fn config() -> Config {
+fn config(ratio: f64) -> Config {
     #[cfg(feature = "otel")]
     {
         use opentelemetry_sdk::metrics::{
             InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
         };
-        use opentelemetry_sdk::trace::SdkTracerProvider;
+        use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+        let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(ratio)));
         let tracers = SdkTracerProvider::builder()
+            .with_sampler(sampler)
             .with_batch_exporter(exporter::Dropping)
             .build();
         let meters = SdkMeterProvider::builder()
@@ -81,7 +85,10 @@ fn config() -> Config {
         Config::default().telemetry(telemetry)
     }
     #[cfg(not(feature = "otel"))]
-    Config::default()
+    {
+        let _ = ratio;
+        Config::default()
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -90,7 +97,11 @@ async fn main() {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(2_000);
-    let service = StreamableHttpService::new(config(), app);
+    let ratio: f64 = std::env::args()
+        .nth(2)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1.0);
+    let service = StreamableHttpService::new(config(ratio), app);
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "cost", "version": "0"}}});

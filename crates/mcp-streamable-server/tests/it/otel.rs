@@ -9,7 +9,9 @@ use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::{
+    InMemorySpanExporter, Sampler, SdkTracerProvider, ShouldSample, SpanData,
+};
 use serde_json::{Value as Json, json};
 
 use crate::harness::*;
@@ -32,10 +34,16 @@ pub(crate) struct Recorded {
 
 impl Recorded {
     pub(crate) fn new() -> (Recorded, Telemetry) {
+        Recorded::sampled_by(Sampler::AlwaysOn)
+    }
+
+    /// As [`new`](Self::new), the spans sampled by `sampler`.
+    pub(crate) fn sampled_by(sampler: impl ShouldSample + 'static) -> (Recorded, Telemetry) {
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let spans = InMemorySpanExporter::default();
         let metrics = InMemoryMetricExporter::default();
         let tracers = SdkTracerProvider::builder()
+            .with_sampler(sampler)
             .with_simple_exporter(spans.clone())
             .build();
         let meters = SdkMeterProvider::builder()
@@ -467,4 +475,66 @@ async fn o1_each_request_of_a_batch_has_its_own_span_ended_with_its_answer() {
     );
     let calls = Some(("mcp.method.name", "tools/call"));
     assert_eq!(recorded.total("mcp.server.operation.duration", calls), 2);
+}
+
+/// What a sampler was asked about: each span's name and the attributes it started with.
+type Asked = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<KeyValue>)>>>;
+
+/// A sampler that keeps what it was asked about, and drops the spans of `tools/call`s.
+#[derive(Debug, Clone, Default)]
+struct DropsCalls(Asked);
+
+impl ShouldSample for DropsCalls {
+    fn should_sample(
+        &self,
+        parent: Option<&opentelemetry::Context>,
+        trace_id: TraceId,
+        name: &str,
+        kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[opentelemetry::trace::Link],
+    ) -> opentelemetry::trace::SamplingResult {
+        self.0
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), attributes.to_vec()));
+        let sampler = match attr(attributes, "mcp.method.name").as_deref() {
+            Some("tools/call") => Sampler::AlwaysOff,
+            _ => Sampler::AlwaysOn,
+        };
+        sampler.should_sample(parent, trace_id, name, kind, attributes, links)
+    }
+}
+
+#[tokio::test]
+async fn o1_a_sampler_decides_by_method_and_target_and_a_dropped_request_is_still_timed() {
+    let sampler = DropsCalls::default();
+    let (recorded, telemetry) = Recorded::sampled_by(sampler.clone());
+    let service = service(telemetry);
+    let sid = initialize(&service, "2025-11-25").await;
+    let body = traced(1, "tools/call", json!({"name": "echo", "arguments": {}}));
+    assert_eq!(post_traced(&service, &sid, body).await.len(), 1);
+    // What the sampler was asked: the span's name, the method and the target.
+    let asked = sampler.0.lock().unwrap().clone();
+    let (_, call) = asked
+        .iter()
+        .find(|(name, _)| name == "tools/call echo")
+        .expect("the sampler was asked about the call");
+    assert_eq!(attr(call, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(attr(call, "gen_ai.tool.name").as_deref(), Some("echo"));
+    // Dropped: no span; kept (initialize): every attribute, as without a sampler.
+    recorded.tracers.force_flush().unwrap();
+    let spans = recorded.spans.get_finished_spans().unwrap();
+    assert!(spans.iter().all(|s| s.name != "tools/call echo"));
+    let init = recorded.span("initialize");
+    for key in [
+        "mcp.protocol.version",
+        "network.transport",
+        "mcp.session.id",
+    ] {
+        assert!(attr(&init.attributes, key).is_some(), "{key}");
+    }
+    // The duration does not depend on the sampler: the dropped call is timed.
+    let calls = Some(("gen_ai.tool.name", "echo"));
+    assert_eq!(recorded.total("mcp.server.operation.duration", calls), 1);
 }

@@ -4,6 +4,7 @@
 //! when the session ends without one.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -11,7 +12,7 @@ use std::time::Instant;
 use mcp_jsonrpc::{Body, Id, Message, Response};
 use opentelemetry::global::BoxedSpan;
 use opentelemetry::propagation::Extractor;
-use opentelemetry::trace::{Link, Span, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::trace::{Span, SpanContext, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 
@@ -91,31 +92,18 @@ impl Extractor for HeaderCarrier<'_> {
     }
 }
 
-/// What every message of one POST shares: the HTTP request's span, to link to, and the
-/// connection's attributes.
-struct Carried {
-    http_span: Option<SpanContext>,
+/// What every message of one POST shares: the connection's attributes, and what only a
+/// recorded span keeps (the HTTP request's span, to link to, and the client's address), read
+/// from the request when the first such span asks.
+struct Carried<'a> {
+    parts: &'a http::request::Parts,
     network: [KeyValue; 3],
-    client: Option<[KeyValue; 2]>,
+    http_span: OnceCell<Option<SpanContext>>,
+    client: OnceCell<Option<[KeyValue; 2]>>,
 }
 
-impl Carried {
-    fn of(parts: &http::request::Parts) -> Carried {
-        // The HTTP request's own span: a context an instrumenting layer put in the request's
-        // extensions, else the one its headers carry. Kept apart from the MCP request's
-        // parent: one MCP request may span several HTTP requests (resumption).
-        let http_span = match parts.extensions.get::<Context>() {
-            Some(cx) => Some(cx.span().span_context().clone()),
-            None => opentelemetry::global::get_text_map_propagator(|p| {
-                Some(
-                    p.extract(&HeaderCarrier(&parts.headers))
-                        .span()
-                        .span_context()
-                        .clone(),
-                )
-            }),
-        }
-        .filter(SpanContext::is_valid);
+impl<'a> Carried<'a> {
+    fn of(parts: &'a http::request::Parts) -> Carried<'a> {
         let version = match parts.version {
             http::Version::HTTP_2 => "2",
             http::Version::HTTP_3 => "3",
@@ -127,18 +115,55 @@ impl Carried {
             KeyValue::new("network.protocol.name", "http"),
             KeyValue::new("network.protocol.version", version),
         ];
-        // Shared by the POST's messages: one copy of the address, however many they are.
-        let client = parts.extensions.get::<PeerAddr>().map(|PeerAddr(addr)| {
-            [
-                KeyValue::new("client.address", Arc::<str>::from(addr.ip().to_string())),
-                KeyValue::new("client.port", i64::from(addr.port())),
-            ]
-        });
         Carried {
-            http_span,
+            parts,
             network,
-            client,
+            http_span: OnceCell::new(),
+            client: OnceCell::new(),
         }
+    }
+
+    /// The HTTP request's own span: a context an instrumenting layer put in the request's
+    /// extensions, else the one its headers carry. Kept apart from the MCP request's parent:
+    /// one MCP request may span several HTTP requests (resumption).
+    fn http_span(&self) -> Option<&SpanContext> {
+        self.http_span
+            .get_or_init(|| {
+                match self.parts.extensions.get::<Context>() {
+                    Some(cx) => Some(cx.span().span_context().clone()),
+                    None => opentelemetry::global::get_text_map_propagator(|p| {
+                        Some(
+                            p.extract(&HeaderCarrier(&self.parts.headers))
+                                .span()
+                                .span_context()
+                                .clone(),
+                        )
+                    }),
+                }
+                .filter(SpanContext::is_valid)
+            })
+            .as_ref()
+    }
+
+    /// `client.address` and `client.port`: one copy of the address for the POST's messages,
+    /// however many they are.
+    fn client(&self) -> Option<&[KeyValue; 2]> {
+        self.client
+            .get_or_init(|| {
+                self.parts
+                    .extensions
+                    .get::<PeerAddr>()
+                    .map(|PeerAddr(addr)| {
+                        [
+                            KeyValue::new(
+                                "client.address",
+                                Arc::<str>::from(addr.ip().to_string()),
+                            ),
+                            KeyValue::new("client.port", i64::from(addr.port())),
+                        ]
+                    })
+            })
+            .as_ref()
     }
 }
 
@@ -188,7 +213,7 @@ impl Operations {
         method: &str,
         id: Option<&Id>,
         params: &Params<'_>,
-        carried: &Carried,
+        carried: &Carried<'_>,
         version: &'static str,
     ) -> Operation {
         let version = match (method, &params.protocol_version) {
@@ -204,46 +229,66 @@ impl Operations {
         .zip(params.name.as_deref());
         let name = span_name(method.clone(), target.map(|(_, name)| name));
         let tool_call = method == "tools/call";
-        // The duration's attributes; the span's are these and more. Their values are static
-        // or shared (`Arc`), so that the copy costs no allocation but the `Vec`'s.
-        let mut attributes = Vec::with_capacity(DURATION_ATTRIBUTES);
-        attributes.push(KeyValue::new("mcp.method.name", value(method)));
-        attributes.push(KeyValue::new("mcp.protocol.version", version));
-        attributes.extend(carried.network.iter().cloned());
-        if let Some((key, name)) = target {
-            attributes.push(KeyValue::new(key, Arc::<str>::from(name)));
-        }
-        let mut span_attributes = Vec::with_capacity(attributes.len() + SPAN_ONLY_ATTRIBUTES);
-        span_attributes.extend(attributes.iter().cloned());
-        if let Some(id) = id {
-            span_attributes.push(KeyValue::new(
-                "jsonrpc.request.id",
-                StringValue::from(request_id(id)),
-            ));
-        }
-        if let Some(uri) = &params.uri {
-            span_attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
-        }
-        span_attributes.extend(self.session.iter().cloned());
-        span_attributes.extend(carried.client.iter().flatten().cloned());
+        let method = KeyValue::new("mcp.method.name", value(method));
+        let target = target.map(|(key, name)| KeyValue::new(key, Arc::<str>::from(name)));
+        let version = KeyValue::new("mcp.protocol.version", version);
+        // A sampler sees the span's name, kind and parent, and the attributes it starts with:
+        // the method and the target, what an operation is sampled by. What only a recorded
+        // span keeps is made only for one, so that a request the sampler drops copies none of it.
+        let mut sampled_by = Vec::with_capacity(SPAN_ATTRIBUTES);
+        sampled_by.push(method.clone());
+        sampled_by.extend(target.clone());
         let parent = params.meta.map_or_else(Context::new, parent_of);
-        let links = carried
-            .http_span
-            .iter()
-            .map(|cx| Link::with_context(cx.clone()))
-            .collect();
-        let span = inner
+        let mut span = inner
             .tracer
             .span_builder(name)
             .with_kind(SpanKind::Server)
-            .with_attributes(span_attributes)
-            .with_links(links)
+            .with_attributes(sampled_by)
             .start_with_context(&inner.tracer, &parent);
+        if span.is_recording() {
+            self.record(&mut span, &version, id, params, carried);
+        }
+        // The duration's attributes. Their values are static or shared (`Arc`): the copies
+        // cost no allocation but the `Vec`'s.
+        let mut attributes = Vec::with_capacity(DURATION_ATTRIBUTES);
+        attributes.push(method);
+        attributes.push(version);
+        attributes.extend(carried.network.iter().cloned());
+        attributes.extend(target);
         Operation {
             span,
             started: Instant::now(),
             attributes,
             tool_call,
+        }
+    }
+
+    /// What a recorded span has beyond those it started with: the version and the network's
+    /// (as the duration), the request's id and resource, the session, the client, and the
+    /// link to the HTTP request's span.
+    fn record(
+        &self,
+        span: &mut BoxedSpan,
+        version: &KeyValue,
+        id: Option<&Id>,
+        params: &Params<'_>,
+        carried: &Carried<'_>,
+    ) {
+        span.set_attribute(version.clone());
+        span.set_attributes(carried.network.iter().cloned());
+        if let Some(id) = id {
+            span.set_attribute(KeyValue::new(
+                "jsonrpc.request.id",
+                StringValue::from(request_id(id)),
+            ));
+        }
+        if let Some(uri) = &params.uri {
+            span.set_attribute(KeyValue::new("mcp.resource.uri", uri.to_string()));
+        }
+        span.set_attributes(self.session.iter().cloned());
+        span.set_attributes(carried.client().into_iter().flatten().cloned());
+        if let Some(http_span) = carried.http_span() {
+            span.add_link(http_span.clone(), Vec::new());
         }
     }
 
@@ -323,8 +368,9 @@ impl Operations {
 /// The most attributes of an operation's duration: method, version, the network's three, a
 /// target, and `error.type` with `rpc.response.status_code` when it fails.
 const DURATION_ATTRIBUTES: usize = 8;
-/// The span's own beyond those: request id, resource, session, client address and port.
-const SPAN_ONLY_ATTRIBUTES: usize = 5;
+/// The most attributes of an operation's span: the duration's, and request id, resource,
+/// session, client address and port.
+const SPAN_ATTRIBUTES: usize = DURATION_ATTRIBUTES + 5;
 
 /// The methods a span is most often of: their names are recorded without a copy.
 const METHODS: [&str; 22] = [
