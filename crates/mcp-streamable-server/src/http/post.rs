@@ -10,8 +10,10 @@ use http::{Method, Request, Response};
 use mcp_jsonrpc::{Body, Message, code};
 use tracing::Instrument;
 
+use crate::cluster::Nodes;
 use crate::cluster::sign::Forward;
 use crate::core::config::{Families, Mode};
+use crate::core::owner::SessionOwner;
 use crate::core::session::state::Posted;
 use crate::core::session::{Ending, Lifetime};
 use crate::core::{Error, Session, Shared};
@@ -215,6 +217,21 @@ async fn serve_named(
             .await
             .map_err(Tried::into_reject);
     };
+    // Boxed: a reach and a relay are several KiB of future, and every future that awaits this
+    // one (up to the connection's) would be as much larger, and copied so, on every request,
+    // clustered or not.
+    Box::pin(serve_clustered(server, nodes, id, posted, version, owner)).await
+}
+
+/// [`serve_named`] on several nodes.
+async fn serve_clustered(
+    server: &Arc<Server>,
+    nodes: &Nodes,
+    id: &str,
+    posted: Posted,
+    version: Option<ProtocolVersion>,
+    owner: Option<SessionOwner>,
+) -> Result<Response<ResponseBody>, Reject> {
     let request = Arc::clone(&posted.request);
     let mut ask = Ask::new(id, Method::POST, request, owner);
     let mut posted = Some(posted);
