@@ -2,6 +2,7 @@
 //! scrapes `echo_server` on loopback; after N tool calls and the sessions' DELETEs, its HTTP
 //! API finds the operation histogram's count at N and the live sessions back at 0.
 
+use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -60,13 +61,12 @@ fn binary() -> Option<PathBuf> {
     found
 }
 
-/// A port free now, for Prometheus, which cannot report the one it picked itself.
-fn free_port() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
-}
+/// How long Prometheus may take to say where it listens.
+const STARTUP: Duration = Duration::from_secs(30);
 
-/// Starts Prometheus scraping `target` every [`SCRAPE`], its config and data in `dir`.
+/// Starts Prometheus scraping `target` every [`SCRAPE`], its config and data in `dir`. It
+/// listens on a port it picks itself and says which in its log: a port probed free beforehand
+/// could be taken by another process before Prometheus binds it.
 fn start(binary: &PathBuf, dir: &Scratch, target: SocketAddr) -> Prometheus {
     let config = format!(
         "global:\n  scrape_interval: {SCRAPE}\n  scrape_timeout: {SCRAPE}\n\
@@ -75,20 +75,55 @@ fn start(binary: &PathBuf, dir: &Scratch, target: SocketAddr) -> Prometheus {
     );
     let config_path = dir.path().join("prometheus.yml");
     std::fs::write(&config_path, config).unwrap();
-    let addr = free_port();
-    let child = Command::new(binary)
+    let mut child = Command::new(binary)
         .arg(format!("--config.file={}", config_path.display()))
         .arg(format!(
             "--storage.tsdb.path={}",
             dir.path().join("data").display()
         ))
-        .arg(format!("--web.listen-address={addr}"))
+        .arg("--web.listen-address=127.0.0.1:0")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("prometheus starts");
-    Prometheus { child, addr }
+    // Its log is read to its end (so that it never blocks on a full pipe); the address it
+    // names is sent on.
+    let log = child.stderr.take().expect("stderr piped");
+    let (said, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(log).lines().map_while(Result::ok) {
+            if let Some(addr) = listening_on(&line) {
+                let _ = said.send(addr);
+            }
+        }
+    });
+    match heard.recv_timeout(STARTUP) {
+        Ok(addr) => Prometheus { child, addr },
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("prometheus did not say where it listens within {STARTUP:?}");
+        }
+    }
+}
+
+/// The address of Prometheus's log line `msg="Listening on" address=127.0.0.1:PORT`.
+fn listening_on(line: &str) -> Option<SocketAddr> {
+    if !line.contains(r#"msg="Listening on""#) {
+        return None;
+    }
+    let (_, rest) = line.split_once(" address=")?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+#[test]
+fn the_address_prometheus_listens_on_is_read_from_its_log() {
+    let line = r#"ts=2026-11-28T16:32:59.165Z caller=tls_config.go:232 level=info component=web msg="Listening on" address=127.0.0.1:43987"#;
+    assert_eq!(listening_on(line), Some("127.0.0.1:43987".parse().unwrap()));
+    // The line before it names the address asked for, port 0: not where it listens.
+    let asked = r#"ts=2026-11-28T16:32:59.163Z caller=web.go:503 level=info component=web msg="Start listening for connections" address=127.0.0.1:0"#;
+    assert_eq!(listening_on(asked), None);
 }
 
 /// Asks `query` of Prometheus until `holds` accepts its value (a number, `None` while it has
