@@ -138,31 +138,37 @@ impl Operations {
             Some((_, target)) => format!("{method} {target}"),
             None => method.to_owned(),
         };
-        let mut attributes = self.peer.clone();
-        attributes.push(KeyValue::new("mcp.method.name", method.to_owned()));
         let target = target.map(|(key, name)| KeyValue::new(key, name.to_owned()));
-        attributes.extend(target.iter().cloned());
-        if let Some(id) = &id {
-            attributes.push(KeyValue::new(
-                "jsonrpc.request.id",
-                StringValue::from(mcp_streamable_protocol::telemetry::request_id(id)),
-            ));
-        }
-        if let Some(uri) = &read.uri {
-            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string()));
+        // A sampler sees the span's name, kind and parent, and the attributes it starts with:
+        // the method and the target, what an operation is sampled by. The others are made only
+        // for a span that records (as the server's, SPEC O1).
+        let mut sampled_by = Vec::with_capacity(self.peer.len() + 4);
+        sampled_by.push(KeyValue::new("mcp.method.name", method.to_owned()));
+        sampled_by.extend(target.iter().cloned());
+        let tracer = &instruments.tracer;
+        let parent = Context::current();
+        let mut span = tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Client)
+            .with_attributes(sampled_by)
+            .start_with_context(tracer, &parent);
+        if span.is_recording() {
+            span.set_attributes(self.peer.iter().cloned());
+            if let Some(id) = &id {
+                span.set_attribute(KeyValue::new(
+                    "jsonrpc.request.id",
+                    StringValue::from(mcp_streamable_protocol::telemetry::request_id(id)),
+                ));
+            }
+            if let Some(uri) = &read.uri {
+                span.set_attribute(KeyValue::new("mcp.resource.uri", uri.to_string()));
+            }
         }
         let declared = match (method, read.protocol_version) {
             ("initialize", Some(asked)) => Some(asked.into_owned()),
             _ => declared,
         };
         let method = method.to_owned();
-        let tracer = &instruments.tracer;
-        let parent = Context::current();
-        let span = tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Client)
-            .with_attributes(attributes)
-            .start_with_context(tracer, &parent);
         let sent = parent.with_remote_span_context(span.span_context().clone());
         inject(params, &sent);
         let operation = Operation {

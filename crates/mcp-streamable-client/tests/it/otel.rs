@@ -12,7 +12,9 @@ use opentelemetry::{Context, KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::{
+    InMemorySpanExporter, Sampler, SdkTracerProvider, ShouldSample, SpanData,
+};
 use serde_json::{Value as Json, json};
 
 use crate::fake::{self, Fake};
@@ -30,11 +32,17 @@ struct Recorded {
 
 impl Recorded {
     fn new() -> Recorded {
+        Recorded::sampled_by(Sampler::AlwaysOn)
+    }
+
+    /// As [`new`](Self::new), the spans sampled by `sampler`.
+    fn sampled_by(sampler: impl ShouldSample + 'static) -> Recorded {
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let spans = InMemorySpanExporter::default();
         let metrics = InMemoryMetricExporter::default();
         Recorded {
             tracers: SdkTracerProvider::builder()
+                .with_sampler(sampler)
                 .with_simple_exporter(spans.clone())
                 .build(),
             meters: SdkMeterProvider::builder()
@@ -383,4 +391,75 @@ async fn c12_off_records_nothing_and_carries_no_context() {
     let served = server.span("tools/call echo", SpanKind::Server);
     assert_ne!(served.span_context.trace_id(), parent.trace_id());
     assert!(!served.parent_span_is_remote);
+}
+
+/// What a sampler was asked about: each span's name and the attributes it started with.
+type Asked = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<KeyValue>)>>>;
+
+/// A sampler that keeps what it was asked about, and drops the spans of `tools/call`s.
+#[derive(Debug, Clone, Default)]
+struct DropsCalls(Asked);
+
+impl ShouldSample for DropsCalls {
+    fn should_sample(
+        &self,
+        parent: Option<&Context>,
+        trace_id: opentelemetry::trace::TraceId,
+        name: &str,
+        kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[opentelemetry::trace::Link],
+    ) -> opentelemetry::trace::SamplingResult {
+        self.0
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), attributes.to_vec()));
+        let sampler = match attr(attributes, "mcp.method.name").as_deref() {
+            Some("tools/call") => Sampler::AlwaysOff,
+            _ => Sampler::AlwaysOn,
+        };
+        sampler.should_sample(parent, trace_id, name, kind, attributes, links)
+    }
+}
+
+#[tokio::test]
+async fn c12_a_sampler_decides_by_method_and_target_and_a_dropped_call_still_carries_its_context() {
+    let sampler = DropsCalls::default();
+    let (server, client) = (Recorded::new(), Recorded::sampled_by(sampler.clone()));
+    let (mut conn, _) = pair(Families::SessionOnly, Family::Session, &server, &client).await;
+    handshake(&mut conn).await;
+    let parent = send_under_parent(&client, &conn, tool(2, "echo")).await;
+    assert!(!recv_response(&mut conn).await.is_error());
+    // What the sampler was asked: the span's name, the method and the target.
+    let asked = sampler.0.lock().unwrap().clone();
+    let (_, call) = asked
+        .iter()
+        .find(|(name, _)| name == "tools/call echo")
+        .expect("the sampler was asked about the call");
+    assert_eq!(attr(call, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(attr(call, "gen_ai.tool.name").as_deref(), Some("echo"));
+    // Dropped: no client span, but its context went into `_meta` all the same, so the server's
+    // span is in the application's trace; and the call's duration is recorded.
+    client.tracers.force_flush().unwrap();
+    let spans = client.spans.get_finished_spans().unwrap();
+    assert!(
+        spans
+            .iter()
+            .all(|s| !(s.name == "tools/call echo" && s.span_kind == SpanKind::Client))
+    );
+    let served = server.span("tools/call echo", SpanKind::Server);
+    assert_eq!(served.span_context.trace_id(), parent.trace_id());
+    let calls = client
+        .points("mcp.client.operation.duration")
+        .into_iter()
+        .filter(|(attrs, _)| attr(attrs, "gen_ai.tool.name").as_deref() == Some("echo"))
+        .map(|(_, n)| n)
+        .sum::<u64>();
+    assert_eq!(calls, 1);
+    // Kept (initialize): every attribute, as without a sampler.
+    let init = client.span("initialize", SpanKind::Client);
+    for key in ["server.address", "server.port", "network.transport"] {
+        assert!(attr(&init.attributes, key).is_some(), "{key}");
+    }
+    conn.close().await.unwrap();
 }
