@@ -5,7 +5,7 @@
 //! cargo run --example echo_server -- --addr 127.0.0.1:8080 [--json-response] [--stateless] [--no-event-store]
 //!     [--allowed-host NAME]... [--allowed-origin ORIGIN]...
 //!     [--auth-issuer ISS --auth-jwks-url URL --auth-audience AUD [--auth-scope SCOPE] [--auth-dpop]]
-//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]
+//!     [--redis redis://127.0.0.1:6379/ [--node NAME] [--peer-addr IP:PORT] [--advertise IP[:PORT]]
 //!     [--resume-window SECS]] [--idle-timeout SECS] [--executions-log PATH]
 //!     [--metrics IP:PORT] [--log-format plain|json] [--request-log]
 //! MCP_ADDR=127.0.0.1:8080 MCP_REDIS=redis://127.0.0.1:6379/ cargo run --example echo_server
@@ -70,7 +70,8 @@
 //! others. `--node NAME` names the node (unique among them; a random UUID by default; a node
 //! started again under its name is a new incarnation of it). `--peer-addr IP:PORT` is where it
 //! listens for the other nodes (a free loopback port by default: nodes on one host), and
-//! `--advertise IP:PORT` the address they are told to reach it at, when not that one;
+//! `--advertise IP[:PORT]` the address they are told to reach it at, when not that one (an IP
+//! alone on the port it listens on);
 //! `--resume-window SECS` how long a finished stream's events are kept (60 s by default). The idle
 //! timeout (`--idle-timeout`, 30 minutes by default) is both the server's and the lifetime of a
 //! session's keys in Redis. Without `--redis` the stores are in memory and nothing of this is
@@ -176,8 +177,9 @@ struct RedisOptions {
     /// Where to listen for the other nodes (a free loopback port by default).
     #[arg(long, env = "MCP_PEER_ADDR", value_name = "IP:PORT")]
     peer_addr: Option<SocketAddr>,
-    /// The address the other nodes are told to reach this one at, when not `--peer-addr`.
-    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP:PORT")]
+    /// The address the other nodes are told to reach this one at, when not `--peer-addr`; an IP
+    /// alone (a pod's, of either family) is reached on the port `--peer-addr` binds.
+    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP[:PORT]", value_parser = mcp_streamable_http::redis::parse_advertised)]
     advertise: Option<SocketAddr>,
     /// How long a finished stream's events are kept, in seconds (60 by default).
     #[arg(long, env = "MCP_RESUME_WINDOW", value_name = "SECS", value_parser = seconds)]

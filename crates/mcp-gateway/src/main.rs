@@ -10,7 +10,7 @@
 //! at `/mcp`, `/livez` and `/readyz` for probes, and logs on stderr (`RUST_LOG`, `info` by
 //! default; `--log-format json` for one object a line, `--request-log` for a line per HTTP
 //! request), children's stderr included. SIGTERM or SIGINT shuts it down, children included.
-//! With `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]` it is one node
+//! With `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP[:PORT]]` it is one node
 //! of several sharing their sessions through Redis: a session's child lives on the node holding
 //! the session, the others forward its requests there, and a dead node's sessions are taken over
 //! by the next node that needs them, with a new child (what the old one kept in memory is gone).
@@ -160,7 +160,7 @@ struct ServeArgs {
 const NO_STORE_WITH_REDIS: &str =
     "--redis shares sessions and their streams: it does not go with --no-event-store";
 
-/// `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP:PORT]`: one node of several
+/// `--redis URL [--node NAME] [--peer-addr IP:PORT] [--advertise IP[:PORT]]`: one node of several
 /// sharing their sessions through Redis.
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Several nodes")]
@@ -176,8 +176,10 @@ struct NodeArgs {
     /// Where to listen for the other nodes (a free loopback port by default: nodes on one host).
     #[arg(long, env = "MCP_PEER_ADDR", value_name = "IP:PORT", requires = "url")]
     peer_addr: Option<SocketAddr>,
-    /// The address the other nodes are told to reach this one at, when not `--peer-addr`.
-    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP:PORT", requires = "url")]
+    /// The address the other nodes are told to reach this one at, when not `--peer-addr`; an IP
+    /// alone (a pod's, of either family) is reached on the port `--peer-addr` binds.
+    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP[:PORT]", requires = "url",
+          value_parser = mcp_streamable_redis::parse_advertised)]
     advertise: Option<SocketAddr>,
 }
 

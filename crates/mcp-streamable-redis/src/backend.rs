@@ -77,9 +77,13 @@ impl RedisBackend {
     async fn join(target: Target, options: Options) -> Result<Self, Error> {
         let conn = target.connect(options.command_timeout).await?;
         let listener = std::net::TcpListener::bind(options.peer_addr).map_err(Error::listen)?;
+        let bound = listener.local_addr().map_err(Error::listen)?;
         let address = match options.advertise {
+            Some(address) if address.port() == 0 => {
+                std::net::SocketAddr::new(address.ip(), bound.port())
+            }
             Some(address) => address,
-            None => listener.local_addr().map_err(Error::listen)?,
+            None => bound,
         };
         if address.ip().is_unspecified() {
             return Err(Error::listen(std::io::Error::new(

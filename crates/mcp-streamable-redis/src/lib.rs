@@ -154,7 +154,7 @@ pub use crate::notification_bus::RedisNotificationBus;
 pub use crate::options::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_LEASE, DEFAULT_MAX_BYTES_PER_SESSION,
     DEFAULT_MAX_EVENTS_PER_SESSION, DEFAULT_PEER_ADDR, DEFAULT_PREFIX, DEFAULT_RESUME_WINDOW,
-    DEFAULT_SESSION_EXPIRY, Options,
+    DEFAULT_SESSION_EXPIRY, Options, parse_advertised,
 };
 pub use crate::rate_store::RedisRateStore;
 #[cfg(feature = "dpop")]

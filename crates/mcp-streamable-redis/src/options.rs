@@ -1,6 +1,6 @@
 //! What a node's backend is built with.
 
-use std::net::SocketAddr;
+use std::net::{AddrParseError, IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// The prefix of every key by default.
@@ -182,7 +182,17 @@ impl Options {
     }
 
     /// The address the other nodes are told to reach this node at, when it is not
-    /// [`peer_addr`](Options::peer_addr) (behind NAT, or bound to `0.0.0.0`).
+    /// [`peer_addr`](Options::peer_addr) (behind NAT, or bound to `0.0.0.0`). Its port 0 stands
+    /// for the port the node listens on: the IP alone is given (a pod's, say), whichever port
+    /// `peer_addr` bound.
+    ///
+    /// ```
+    /// # use std::net::{Ipv6Addr, SocketAddr};
+    /// let pod = Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 7);
+    /// let options = mcp_streamable_redis::Options::default()
+    ///     .peer_addr("[::]:8081".parse().unwrap())
+    ///     .advertise(SocketAddr::new(pod.into(), 0)); // reached at [fd00::7]:8081
+    /// ```
     pub fn advertise(mut self, addr: SocketAddr) -> Self {
         self.advertise = Some(addr);
         self
@@ -212,4 +222,25 @@ impl Options {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// An address to [`advertise`](Options::advertise), as a command line or a manifest gives it:
+/// `IP:PORT` (`[IPv6]:PORT`), or an IP alone, on the port the node binds (port 0). So a
+/// manifest passes a pod's IP whatever its family: `$(POD_IP):8081` is no address when the IP
+/// is IPv6 (`fd00::7:8081` reads as an IPv6 address, not as one with a port).
+///
+/// ```
+/// use mcp_streamable_redis::parse_advertised;
+/// assert_eq!(parse_advertised("10.0.0.7:8081").unwrap().port(), 8081);
+/// assert_eq!(parse_advertised("[fd00::7]:8081").unwrap().port(), 8081);
+/// assert_eq!(parse_advertised("fd00::7").unwrap().port(), 0);
+/// assert!(parse_advertised("node-a:8081").is_err());
+/// ```
+///
+/// # Errors
+/// A value that is neither an address nor an IP.
+pub fn parse_advertised(value: &str) -> Result<SocketAddr, AddrParseError> {
+    value
+        .parse::<SocketAddr>()
+        .or_else(|_| value.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 0)))
 }

@@ -51,6 +51,23 @@ async fn the_holder_is_known_to_every_node(redis: Redis) {
 }
 on_both!(the_holder_is_known_to_every_node);
 
+async fn an_advertised_ip_without_a_port_is_reached_on_the_port_bound(redis: Redis) {
+    // A pod's IP, of either family, given alone: the port is the one the node listens on.
+    let pod = std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 7);
+    let advertised = std::net::SocketAddr::new(pod.into(), 0);
+    let a = redis.node("a", options().advertise(advertised)).await;
+    let b = redis.node("b", options()).await;
+    assert_eq!(a.address().ip(), advertised.ip());
+    assert_ne!(a.address().port(), 0);
+    // What it listens on: the loopback of the default peer address, on that port.
+    let bound = std::net::TcpStream::connect(("127.0.0.1", a.address().port()));
+    assert!(bound.is_ok(), "a listens on the port it advertises");
+    start(&a, "s").await;
+    let member = b.cluster().member("a").expect("a is a member");
+    assert_eq!(member.address, a.address());
+}
+on_both!(an_advertised_ip_without_a_port_is_reached_on_the_port_bound);
+
 async fn a_lapsed_holder_is_taken_over_once_with_a_new_generation(redis: Redis) {
     let a = redis.node("a", options()).await;
     let b = redis.node("b", options()).await;

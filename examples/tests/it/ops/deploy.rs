@@ -5,13 +5,17 @@
 //! container tool and its base images' registry.
 
 use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde::Deserialize as _;
 use serde_json::Value;
 
+use mcp_streamable_redis::testing::RedisServer;
+
 use super::{EchoServer, Http};
+use crate::faults::{Node, Scratch};
 
 fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
@@ -54,6 +58,24 @@ fn help() -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The echo server container's arguments.
+fn args(container: &Value) -> Vec<&str> {
+    container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
+}
+
+/// The value of `--name=` among `args`.
+fn flag<'a>(args: &[&'a str], name: &str) -> &'a str {
+    let prefix = format!("--{name}=");
+    args.iter()
+        .find_map(|a| a.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("no --{name}= in {args:?}"))
+}
+
 /// The port of an `IP:PORT` value.
 fn port(addr: &str) -> u64 {
     addr.rsplit_once(':').unwrap().1.parse().unwrap()
@@ -84,18 +106,8 @@ async fn kubernetes_runs_three_echo_servers_on_redis_behind_a_service_without_af
         "SIGTERM's grace must exceed serve's 5 s for requests in flight"
     );
     let container = &pod["containers"][0];
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    let flag = |name: &str| {
-        let prefix = format!("--{name}=");
-        args.iter()
-            .find_map(|a| a.strip_prefix(prefix.as_str()))
-            .unwrap_or_else(|| panic!("no --{name}= in {args:?}"))
-    };
+    let args = args(container);
+    let flag = |name: &str| flag(&args, name);
     // The flags are echo_server's, and the ports they name are the container's.
     let help = help();
     for arg in &args {
@@ -116,7 +128,8 @@ async fn kubernetes_runs_three_echo_servers_on_redis_behind_a_service_without_af
     }
     assert_eq!(port(flag("addr")), container_port(container, "mcp"));
     assert_eq!(port(flag("peer-addr")), container_port(container, "peer"));
-    assert_eq!(port(flag("advertise")), container_port(container, "peer"));
+    // The pod's IP alone, of either family: reached on the port `--peer-addr` binds.
+    assert_eq!(flag("advertise"), "$(POD_IP)");
     assert_eq!(port(flag("metrics")), container_port(container, "metrics"));
     assert!(flag("redis").starts_with("redis://redis:"));
     // The probes' paths are answered by echo_server, on its MCP port.
@@ -194,5 +207,36 @@ fn the_containerfile_runs_echo_server_with_flags_it_takes_on_the_manifests_ports
             exposed.contains(&port.as_str()),
             "{name} {port} not exposed"
         );
+    }
+}
+
+/// The manifest's `--advertise` with a pod's IP of either family put in for `$(POD_IP)` (what
+/// Kubernetes does), given to a node on a real Redis: the node tells the others that IP, on
+/// the port it listens on for them. `$(POD_IP):8081` was no address for an IPv6 pod.
+#[test]
+fn the_manifests_advertise_takes_a_pod_ip_of_either_family() {
+    let documents = manifests();
+    let echo = find(&documents, "Deployment", "echo-server");
+    let args = args(&echo["spec"]["template"]["spec"]["containers"][0]);
+    let advertise = flag(&args, "advertise");
+    let redis = RedisServer::start().expect("redis-server starts");
+    let dir = Scratch::new("advertise");
+    for (name, pod) in [("v4", "10.1.2.3"), ("v6", "fd00::7")] {
+        let value = advertise.replace("$(POD_IP)", pod);
+        let node = Node::start(
+            dir.path(),
+            &redis.url(),
+            name,
+            &[&format!("--advertise={value}")],
+        );
+        let log = node.log();
+        let reached = log
+            .lines()
+            .find_map(|line| line.split("reached by the other nodes at ").nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|addr| addr.parse::<SocketAddr>().ok())
+            .unwrap_or_else(|| panic!("node {name} said no address: {log}"));
+        assert_eq!(reached.ip(), pod.parse::<IpAddr>().unwrap(), "{name}");
+        assert_ne!(reached.port(), 0, "{name}");
     }
 }
