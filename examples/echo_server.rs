@@ -179,7 +179,8 @@ struct RedisOptions {
     peer_addr: Option<SocketAddr>,
     /// The address the other nodes are told to reach this one at, when not `--peer-addr`; an IP
     /// alone (a pod's, of either family) is reached on the port `--peer-addr` binds.
-    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP[:PORT]", value_parser = mcp_streamable_http::redis::parse_advertised)]
+    #[arg(long, env = "MCP_ADVERTISE", value_name = "IP[:PORT]",
+          value_parser = mcp_streamable_http::redis::parse_advertised)]
     advertise: Option<SocketAddr>,
     /// How long a finished stream's events are kept, in seconds (60 by default).
     #[arg(long, env = "MCP_RESUME_WINDOW", value_name = "SECS", value_parser = seconds)]

@@ -57,12 +57,13 @@
 //! (`mcp_streamable_redis`, given to [`Config::cluster`](mcp_streamable_server::Config::cluster)):
 //! `--node NAME` (a random UUID by default), `--peer-addr IP:PORT` (where the other nodes reach
 //! it; a free loopback port by default), `--advertise IP[:PORT]` (the address they are told,
-//! when not that one; an IP alone on the port it listens on). A session's child lives on the node holding the session; another node
-//! forwards the session's requests there. A dead holder's session (or one a node shutting down
-//! handed over) is taken over by the next node that needs it: the service hands the session
-//! again to the factory with the client's stored `initialize`, so a new child is started there
-//! and initialized as the first was (its answer goes to no client), then reads
-//! `notifications/initialized`; what the old child kept in memory is gone.
+//! when not that one; an IP alone on the port it listens on). A session's child lives on the
+//! node holding the session; another node forwards the session's requests there. A dead
+//! holder's session (or one a node shutting down handed over) is taken over by the next node
+//! that needs it: the service hands the session again to the factory with the client's stored
+//! `initialize`, so a new child is started there and initialized as the first was (its answer
+//! goes to no client), then reads `notifications/initialized`; what the old child kept in memory
+//! is gone.
 //!
 //! # As a library
 //!

@@ -1,8 +1,9 @@
 //! `deploy/`: the container image's definition and the Kubernetes manifests, read and checked
 //! against `echo_server` itself: three replicas with `--redis`, a Redis, a Service without
-//! session affinity, probes on paths the server answers, ports that match the flags, and only
-//! flags (and `MCP_*` variables) the server accepts. The image is not built here: that needs a
-//! container tool and its base images' registry.
+//! session affinity, probes on paths the server answers, ports that match the flags, only
+//! flags (and `MCP_*` variables) the server accepts, and a pod's IP of either family advertised
+//! to the other nodes. The image is not built here: that needs a container tool and its base
+//! images' registry.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};

@@ -119,10 +119,16 @@ fn listening_on(line: &str) -> Option<SocketAddr> {
 
 #[test]
 fn the_address_prometheus_listens_on_is_read_from_its_log() {
-    let line = r#"ts=2026-11-28T16:32:59.165Z caller=tls_config.go:232 level=info component=web msg="Listening on" address=127.0.0.1:43987"#;
+    let line = concat!(
+        "ts=2026-11-28T16:32:59.165Z caller=tls_config.go:232 level=info component=web ",
+        r#"msg="Listening on" address=127.0.0.1:43987"#
+    );
     assert_eq!(listening_on(line), Some("127.0.0.1:43987".parse().unwrap()));
     // The line before it names the address asked for, port 0: not where it listens.
-    let asked = r#"ts=2026-11-28T16:32:59.163Z caller=web.go:503 level=info component=web msg="Start listening for connections" address=127.0.0.1:0"#;
+    let asked = concat!(
+        "ts=2026-11-28T16:32:59.163Z caller=web.go:503 level=info component=web ",
+        r#"msg="Start listening for connections" address=127.0.0.1:0"#
+    );
     assert_eq!(listening_on(asked), None);
 }
 
