@@ -316,3 +316,37 @@ async fn a_stream_of_a_dead_holder_resumed_on_another_node_ends_with_its_error()
     assert_eq!(rest.len(), 1, "{rest:?}");
     assert!(matches!(&rest[0], mcp_jsonrpc::Message::Response(r) if r.result().is_err()));
 }
+
+#[tokio::test]
+async fn a_request_waiting_out_an_unreachable_holder_takes_over_once_it_is_killed() {
+    let nodes = Nodes::new();
+    // a serves its peers on a runtime of its own: shut down, a is out of their reach while the
+    // records still say it lives, as a process is between its kill and its lease's end.
+    let peers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = {
+        let _on = peers.enter();
+        nodes.node("a")
+    };
+    let b = nodes.node("b");
+    let sid = initialize(&a, "2025-11-25").await;
+    peers.shutdown_background();
+    // b finds a out of reach, and waits for its lease to lapse.
+    let asked = {
+        let sid = sid.clone();
+        tokio::spawn(async move { call_tool(&b, &sid, 7, "progress", json!({"steps": 1})).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    nodes.network.kill("a");
+    // Its lease lapsed at once: the waiting request takes the session over, and is answered.
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), asked)
+        .await
+        .expect("answered once its holder's lease lapsed")
+        .unwrap();
+    assert_eq!(labels(&answer), ["p1", "r7"]);
+    assert_eq!(nodes.network.holder(&sid).as_deref(), Some("b"));
+    assert_eq!(nodes.restarted.load(Ordering::Relaxed), 1);
+}
