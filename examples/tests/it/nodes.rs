@@ -286,10 +286,15 @@ pub(crate) async fn failover(
     node.kill();
     for ((call, session), doomed) in calls.into_iter().zip(&sessions).zip(&doomed) {
         let answer = call.await.unwrap();
-        let progress: Vec<u64> = session
-            .lock()
-            .await
-            .received()
+        let mut session = session.lock().await;
+        // The answer reaches its caller at once; the notifications before it, through the
+        // session's reader task: a call that ran to its end waits for all of them.
+        let notes = if *doomed {
+            session.received()
+        } else {
+            session.notes(40).await
+        };
+        let progress: Vec<u64> = notes
             .iter()
             .filter(|n| n.method == "notifications/progress")
             .map(|n| params(n)["progress"].as_u64().unwrap())
