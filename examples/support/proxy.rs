@@ -92,6 +92,12 @@ impl RoundRobin {
         self.passed.lock().unwrap().get(&node).copied().unwrap_or(0)
     }
 
+    /// Moves the turn on by one node: the next request goes to the node after the one it would
+    /// have gone to.
+    pub fn skip(&self) {
+        self.next.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Stops sending requests to `addr` (as a load balancer's health check would).
     pub fn remove(&self, addr: SocketAddr) {
         self.nodes.lock().unwrap().retain(|a| *a != addr);
