@@ -115,8 +115,9 @@ fn doc() -> Result<()> {
     cmd::run(&mut command)
 }
 
-/// `cargo package` of every library crate (the members under `crates/`), each verified by
-/// building it from its own tarball, as `cargo publish` would.
+/// `cargo package` of every library crate to publish (the members under `crates/` but those
+/// of test support, `publish = false`), each verified by building it from its own tarball, as
+/// `cargo publish` would.
 ///
 /// One `cargo package` with every crate: a crate that depends on another of the workspace is
 /// verified against a local registry overlay holding the others' fresh tarballs, so nothing
@@ -176,13 +177,18 @@ fn is_unpacked_copy(dir: &str, crates: &[String]) -> bool {
     })
 }
 
-/// The names of the library crates: the directories under `crates/` with a manifest.
+/// The names of the library crates to publish: the directories under `crates/` with a
+/// manifest that does not say `publish = false`. Those that do are test support, dev-dependencies
+/// of the others by path alone, which `cargo package` leaves out of a tarball's manifest.
 fn library_crates() -> Result<Vec<String>> {
     let dir = crate::project_root().join("crates");
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
-        if path.join("Cargo.toml").is_file()
+        let Ok(manifest) = std::fs::read_to_string(path.join("Cargo.toml")) else {
+            continue;
+        };
+        if published(&manifest)
             && let Some(name) = path.file_name().and_then(|n| n.to_str())
         {
             names.push(name.to_owned());
@@ -190,6 +196,13 @@ fn library_crates() -> Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
+}
+
+/// Whether the package of `manifest` is published: its manifest has no `publish = false`.
+fn published(manifest: &str) -> bool {
+    !manifest
+        .lines()
+        .any(|line| line.trim() == "publish = false")
 }
 
 /// Our server against the official SDKs' clients (`cargo xtask interop`, every pair).
@@ -342,13 +355,24 @@ mod tests {
         assert!(Options::parse(&args("--fast")).is_err());
     }
 
-    /// Every crate under `crates/` is a library to publish: packaged, with the files and
-    /// settings crates.io and docs.rs read.
+    #[test]
+    fn a_crate_of_test_support_is_told_from_one_to_publish() {
+        let support = "[package]\nname = \"a\"\nreadme = \"README.md\"\npublish = false\n";
+        assert!(!published(support));
+        assert!(published("[package]\nname = \"b\"\n"));
+        assert!(published(
+            "[package]\nname = \"c\"\n# publish = false, once\n"
+        ));
+    }
+
+    /// Every crate under `crates/` but those of test support is a library to publish:
+    /// packaged, with the files and settings crates.io and docs.rs read.
     #[test]
     fn library_crates_carry_what_publishing_needs() {
         let crates = library_crates().unwrap();
         assert!(crates.len() >= 7, "{crates:?}");
         assert!(crates.contains(&"mcp-streamable-http".to_owned()));
+        assert!(!crates.contains(&"mcp-test-telemetry".to_owned()));
         let root = crate::project_root().join("crates");
         for name in &crates {
             let dir = root.join(name);
