@@ -3,113 +3,28 @@
 
 use mcp_jsonrpc::{ErrorObject, Message, Response, code, to_raw_value};
 use mcp_streamable_server::{Config, ServerConnection, StreamableHttpService, Telemetry};
-use mcp_transport::{Connection, Sender};
-use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
-use opentelemetry::{KeyValue, Value};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{
-    InMemorySpanExporter, Sampler, SdkTracerProvider, ShouldSample, SpanData,
+use mcp_test_telemetry::{
+    DropsCalls, HTTP_SPAN, HTTP_TRACE, PARENT, Recorded, TRACE, attr, traceparent,
 };
+use mcp_transport::{Connection, Sender};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
+use opentelemetry_sdk::trace::{Sampler, ShouldSample, SpanData};
 use serde_json::{Value as Json, json};
 
 use crate::harness::*;
 use crate::modern_app;
 
-/// The client's context, as it puts it in `params._meta`.
-pub(crate) const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-pub(crate) const PARENT: &str = "00f067aa0ba902b7";
-/// The HTTP request's own span, in its `traceparent` header.
-pub(crate) const HTTP_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
-pub(crate) const HTTP_SPAN: &str = "b7ad6b7169203331";
-
-/// Where a service's telemetry went.
-pub(crate) struct Recorded {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    tracers: SdkTracerProvider,
-    meters: SdkMeterProvider,
+/// Providers that record in memory, and the server's telemetry into them.
+pub(crate) fn recorded() -> (Recorded, Telemetry) {
+    sampled_by(Sampler::AlwaysOn)
 }
 
-impl Recorded {
-    pub(crate) fn new() -> (Recorded, Telemetry) {
-        Recorded::sampled_by(Sampler::AlwaysOn)
-    }
-
-    /// As [`new`](Self::new), the spans sampled by `sampler`.
-    pub(crate) fn sampled_by(sampler: impl ShouldSample + 'static) -> (Recorded, Telemetry) {
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        let spans = InMemorySpanExporter::default();
-        let metrics = InMemoryMetricExporter::default();
-        let tracers = SdkTracerProvider::builder()
-            .with_sampler(sampler)
-            .with_simple_exporter(spans.clone())
-            .build();
-        let meters = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(metrics.clone()).build())
-            .build();
-        let telemetry = Telemetry::new(&tracers, &meters);
-        let recorded = Recorded {
-            spans,
-            metrics,
-            tracers,
-            meters,
-        };
-        (recorded, telemetry)
-    }
-
-    pub(crate) fn span(&self, name: &str) -> SpanData {
-        self.tracers.force_flush().unwrap();
-        let spans = self.spans.get_finished_spans().unwrap();
-        let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
-        spans
-            .into_iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no span {name:?} among {names:?}"))
-    }
-
-    /// The data points of metric `name` in the last collection: each one's attributes and
-    /// its count (histograms) or value (sums).
-    pub(crate) fn points(&self, name: &str) -> Vec<(Vec<KeyValue>, i64)> {
-        self.meters.force_flush().unwrap();
-        let exported = self.metrics.get_finished_metrics().unwrap();
-        let last = exported.last().expect("metrics were exported");
-        let metric = last
-            .scope_metrics()
-            .flat_map(|s| s.metrics())
-            .find(|m| m.name() == name)
-            .unwrap_or_else(|| panic!("no metric {name}"));
-        let attrs = |a: &mut dyn Iterator<Item = &KeyValue>| a.cloned().collect::<Vec<_>>();
-        match metric.data() {
-            AggregatedMetrics::F64(MetricData::Histogram(h)) => h
-                .data_points()
-                .map(|p| (attrs(&mut p.attributes()), p.count() as i64))
-                .collect(),
-            AggregatedMetrics::I64(MetricData::Sum(s)) => s
-                .data_points()
-                .map(|p| (attrs(&mut p.attributes()), p.value()))
-                .collect(),
-            AggregatedMetrics::U64(MetricData::Sum(s)) => s
-                .data_points()
-                .map(|p| (attrs(&mut p.attributes()), p.value() as i64))
-                .collect(),
-            AggregatedMetrics::U64(MetricData::Gauge(g)) => g
-                .data_points()
-                .map(|p| (attrs(&mut p.attributes()), p.value() as i64))
-                .collect(),
-            other => panic!("{name}: unexpected data {other:?}"),
-        }
-    }
-
-    /// The total of metric `name`'s points (all, or those with `key` = `value`).
-    pub(crate) fn total(&self, name: &str, with: Option<(&str, &str)>) -> i64 {
-        self.points(name)
-            .into_iter()
-            .filter(|(attrs, _)| with.is_none_or(|(k, v)| attr(attrs, k).as_deref() == Some(v)))
-            .map(|(_, n)| n)
-            .sum()
-    }
+/// As [`recorded`], the spans sampled by `sampler`.
+fn sampled_by(sampler: impl ShouldSample + 'static) -> (Recorded, Telemetry) {
+    let recorded = Recorded::sampled_by(sampler);
+    let telemetry = Telemetry::new(recorded.tracers(), recorded.meters());
+    (recorded, telemetry)
 }
 
 /// Node `name` of `network`, recording into providers of its own.
@@ -117,21 +32,11 @@ pub(crate) fn recorded_node(
     network: &mcp_streamable_server::InMemoryNetwork,
     name: &str,
 ) -> (StreamableHttpService, Recorded) {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let config = Config::default()
         .cluster(network.node(name))
         .telemetry(telemetry);
     (crate::harness::service(config), recorded)
-}
-
-pub(crate) fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
-    attrs
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| match &kv.value {
-            Value::String(s) => s.to_string(),
-            other => other.to_string(),
-        })
 }
 
 /// An application: `initialize`, `tools/call` of `echo` (a result), `broken` (a result with
@@ -169,10 +74,6 @@ fn service(telemetry: Telemetry) -> StreamableHttpService {
     service_with(Config::default().telemetry(telemetry), app)
 }
 
-pub(crate) fn traceparent(trace: &str, span: &str) -> String {
-    format!("00-{trace}-{span}-01")
-}
-
 /// A session-based request's body with `traceparent` in its `_meta`.
 pub(crate) fn traced(id: i64, method: &str, mut params: Json) -> String {
     params["_meta"] = json!({"traceparent": traceparent(TRACE, PARENT)});
@@ -208,7 +109,7 @@ fn assert_parented_and_linked(span: &SpanData) {
 
 #[tokio::test]
 async fn o1_a_session_tools_call_is_a_server_span_parented_from_meta_and_linked_to_http() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let sid = initialize(&service, "2025-11-25").await;
     let body = traced(1, "tools/call", json!({"name": "echo", "arguments": {}}));
@@ -251,7 +152,7 @@ async fn o1_a_session_tools_call_is_a_server_span_parented_from_meta_and_linked_
 
 #[tokio::test]
 async fn o1_a_per_request_tools_call_is_a_server_span_without_a_session() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let mut meta = modern_app::meta();
     meta["traceparent"] = json!(traceparent(TRACE, PARENT));
@@ -278,7 +179,7 @@ async fn o1_a_per_request_tools_call_is_a_server_span_without_a_session() {
 
 #[tokio::test]
 async fn o1_a_string_request_id_is_recorded_as_its_text() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let body = json!({"jsonrpc": "2.0", "id": "call-7", "method": "tools/call",
         "params": {"name": "echo", "arguments": {}, "_meta": modern_app::meta()}});
@@ -294,7 +195,7 @@ async fn o1_a_string_request_id_is_recorded_as_its_text() {
 
 #[tokio::test]
 async fn o2_errors_set_error_type_and_status_error() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let sid = initialize(&service, "2025-11-25").await;
     post_traced(&service, &sid, traced(1, "nothing/here", json!({}))).await;
@@ -321,7 +222,7 @@ async fn o2_errors_set_error_type_and_status_error() {
         .await;
     assert_eq!(response.status(), http::StatusCode::NOT_FOUND);
     body_bytes(response).await;
-    let spans = recorded.spans.get_finished_spans().unwrap();
+    let spans = recorded.spans();
     let unknown: Vec<_> = spans.iter().filter(|s| s.name == "nothing/here").collect();
     assert_eq!(unknown.len(), 2);
     assert!(
@@ -343,7 +244,7 @@ async fn o2_errors_set_error_type_and_status_error() {
 
 #[tokio::test]
 async fn o4_a_deleted_session_records_its_duration_and_leaves_no_live_session() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let sid = initialize(&service, "2025-06-18").await;
     assert_eq!(recorded.total("mcp.server.session.active", None), 1);
@@ -364,7 +265,7 @@ async fn o4_a_deleted_session_records_its_duration_and_leaves_no_live_session() 
 
 #[tokio::test]
 async fn o2_a_request_cancelled_by_its_client_ends_its_span_as_cancelled() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let body = modern_app::body(5, "tools/call", json!({"name": "hang", "arguments": {}}));
     let builder = modern_app::modern("tools/call").header("mcp-name", "hang");
@@ -390,7 +291,7 @@ async fn o2_a_request_cancelled_by_its_client_ends_its_span_as_cancelled() {
 async fn o4_serve_counts_its_open_connections() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -422,7 +323,7 @@ async fn o4_serve_counts_its_open_connections() {
 
 #[tokio::test]
 async fn o4_open_streams_and_buffers_are_observed() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let sid = initialize(&service, "2025-11-25").await;
     let standalone = Some(("mcp.stream.kind", "standalone"));
@@ -447,7 +348,7 @@ async fn o4_open_streams_and_buffers_are_observed() {
 
 #[tokio::test]
 async fn o1_each_request_of_a_batch_has_its_own_span_ended_with_its_answer() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(telemetry);
     let sid = initialize(&service, "2025-03-26").await;
     let batch = format!(
@@ -477,45 +378,16 @@ async fn o1_each_request_of_a_batch_has_its_own_span_ended_with_its_answer() {
     assert_eq!(recorded.total("mcp.server.operation.duration", calls), 2);
 }
 
-/// What a sampler was asked about: each span's name and the attributes it started with.
-type Asked = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<KeyValue>)>>>;
-
-/// A sampler that keeps what it was asked about, and drops the spans of `tools/call`s.
-#[derive(Debug, Clone, Default)]
-struct DropsCalls(Asked);
-
-impl ShouldSample for DropsCalls {
-    fn should_sample(
-        &self,
-        parent: Option<&opentelemetry::Context>,
-        trace_id: TraceId,
-        name: &str,
-        kind: &SpanKind,
-        attributes: &[KeyValue],
-        links: &[opentelemetry::trace::Link],
-    ) -> opentelemetry::trace::SamplingResult {
-        self.0
-            .lock()
-            .unwrap()
-            .push((name.to_owned(), attributes.to_vec()));
-        let sampler = match attr(attributes, "mcp.method.name").as_deref() {
-            Some("tools/call") => Sampler::AlwaysOff,
-            _ => Sampler::AlwaysOn,
-        };
-        sampler.should_sample(parent, trace_id, name, kind, attributes, links)
-    }
-}
-
 #[tokio::test]
 async fn o1_a_sampler_decides_by_method_and_target_and_a_dropped_request_is_still_timed() {
     let sampler = DropsCalls::default();
-    let (recorded, telemetry) = Recorded::sampled_by(sampler.clone());
+    let (recorded, telemetry) = sampled_by(sampler.clone());
     let service = service(telemetry);
     let sid = initialize(&service, "2025-11-25").await;
     let body = traced(1, "tools/call", json!({"name": "echo", "arguments": {}}));
     assert_eq!(post_traced(&service, &sid, body).await.len(), 1);
     // What the sampler was asked: the span's name, the method and the target.
-    let asked = sampler.0.lock().unwrap().clone();
+    let asked = sampler.asked();
     let (_, call) = asked
         .iter()
         .find(|(name, _)| name == "tools/call echo")
@@ -523,8 +395,7 @@ async fn o1_a_sampler_decides_by_method_and_target_and_a_dropped_request_is_stil
     assert_eq!(attr(call, "mcp.method.name").as_deref(), Some("tools/call"));
     assert_eq!(attr(call, "gen_ai.tool.name").as_deref(), Some("echo"));
     // Dropped: no span; kept (initialize): every attribute, as without a sampler.
-    recorded.tracers.force_flush().unwrap();
-    let spans = recorded.spans.get_finished_spans().unwrap();
+    let spans = recorded.spans();
     assert!(spans.iter().all(|s| s.name != "tools/call echo"));
     let init = recorded.span("initialize");
     for key in [

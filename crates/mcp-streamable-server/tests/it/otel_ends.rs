@@ -9,7 +9,7 @@ use mcp_streamable_server::{Config, InMemoryEventStore, InMemoryNetwork, Streama
 use serde_json::json;
 
 use crate::harness::*;
-use crate::otel::{Recorded, recorded_node};
+use crate::otel::{recorded, recorded_node};
 
 const ENDED: &str = "mcp.server.session.ended";
 
@@ -19,7 +19,7 @@ fn ended_by(cause: &str) -> Option<(&str, &str)> {
 
 #[tokio::test(start_paused = true)]
 async fn o4_a_session_idle_past_its_timeout_ends_as_idle() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let config = Config::default()
         .telemetry(telemetry)
         .idle_timeout(Duration::from_secs(60));
@@ -35,7 +35,7 @@ async fn o4_a_session_idle_past_its_timeout_ends_as_idle() {
 
 #[tokio::test]
 async fn o4_a_session_evicted_at_the_cap_ends_as_evicted() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(Config::default().telemetry(telemetry).max_sessions(1));
     let first = initialize(&service, "2025-11-25").await;
     initialize(&service, "2025-11-25").await;
@@ -48,7 +48,7 @@ async fn o4_a_session_evicted_at_the_cap_ends_as_evicted() {
 
 #[tokio::test]
 async fn o4_sessions_ended_by_shutdown_end_as_shutdown() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let service = service(Config::default().telemetry(telemetry));
     initialize(&service, "2025-11-25").await;
     initialize(&service, "2025-06-18").await;
@@ -86,7 +86,7 @@ async fn o4_a_copy_another_node_took_over_ends_as_taken_over() {
 
 #[tokio::test]
 async fn o4_a_resumed_stream_counts_itself_and_the_events_it_replayed() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let config = Config::default()
         .telemetry(telemetry)
         .event_store(InMemoryEventStore::default());
@@ -121,7 +121,7 @@ async fn o4_a_resumed_stream_counts_itself_and_the_events_it_replayed() {
 #[tokio::test]
 async fn o4_a_slow_readers_backlog_dropped_is_counted_as_bytes_shed() {
     const BUDGET: usize = 8 * 1024;
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let config = Config::default()
         .telemetry(telemetry)
         .max_buffered_bytes(BUDGET);

@@ -12,7 +12,7 @@ use mcp_streamable_server::{
 use serde_json::json;
 
 use crate::harness::*;
-use crate::otel::{Recorded, recorded_node};
+use crate::otel::{recorded, recorded_node};
 
 const STORE_DURATION: &str = "mcp.server.store.duration";
 
@@ -53,7 +53,7 @@ impl EventStore for Flaky {
 
 #[tokio::test]
 async fn o4_store_calls_are_timed_by_operation_and_their_failures_counted() {
-    let (recorded, telemetry) = Recorded::new();
+    let (recorded, telemetry) = recorded();
     let store = Flaky::default();
     let config = Config::default()
         .telemetry(telemetry)
@@ -128,12 +128,13 @@ mod serve {
     use std::time::Duration;
 
     use mcp_streamable_server::serve::Options;
+    use mcp_test_telemetry::Recorded;
     use tokio::io::AsyncReadExt;
     use tokio::net::TcpStream;
     use tokio::sync::oneshot;
 
     use crate::harness::*;
-    use crate::otel::Recorded;
+    use crate::otel::recorded;
 
     /// Reads `tcp` until the server closes it (bounded by `WAIT`).
     async fn closed_by_server(mut tcp: TcpStream) {
@@ -170,7 +171,7 @@ mod serve {
     }
 
     async fn serve(options: Options) -> Served {
-        let (recorded, telemetry) = Recorded::new();
+        let (recorded, telemetry) = recorded();
         let service = service(mcp_streamable_server::Config::default().telemetry(telemetry));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

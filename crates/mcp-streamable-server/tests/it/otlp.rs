@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use mcp_streamable_server::{Config, Telemetry};
+use mcp_test_telemetry::{HTTP_SPAN, PARENT, TRACE};
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -25,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::harness::{WAIT, initialize, service_with};
-use crate::otel::{HTTP_SPAN, PARENT, TRACE, app, post_traced, traced};
+use crate::otel::{app, post_traced, traced};
 use crate::tcp;
 
 /// A receiver of OTLP/HTTP exports on loopback: each request's body, decoded.
