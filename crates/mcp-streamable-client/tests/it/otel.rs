@@ -5,16 +5,12 @@
 use mcp_jsonrpc::{ErrorObject, Message, Notification, Request, Response, code, to_raw_value};
 use mcp_streamable_client::{ClientConnection, Family, Telemetry};
 use mcp_streamable_server::{Config, Families, ServerConnection, StreamableHttpService};
+use mcp_test_telemetry::{DropsCalls, Recorded, attr};
 use mcp_transport::{Connection, Sender};
+use opentelemetry::Context;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
-use opentelemetry::{Context, KeyValue, Value};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{
-    InMemorySpanExporter, Sampler, SdkTracerProvider, ShouldSample, SpanData,
-};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value as Json, json};
 
 use crate::fake::{self, Fake};
@@ -22,82 +18,14 @@ use crate::our_server::serve;
 use crate::over::Wire;
 use crate::{builder, connect, handshake, recv_response, request, send};
 
-/// Where one side's telemetry went.
-struct Recorded {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    tracers: SdkTracerProvider,
-    meters: SdkMeterProvider,
+/// The client's telemetry, recording into `recorded`.
+fn client_side(recorded: &Recorded) -> Telemetry {
+    Telemetry::new(recorded.tracers(), recorded.meters())
 }
 
-impl Recorded {
-    fn new() -> Recorded {
-        Recorded::sampled_by(Sampler::AlwaysOn)
-    }
-
-    /// As [`new`](Self::new), the spans sampled by `sampler`.
-    fn sampled_by(sampler: impl ShouldSample + 'static) -> Recorded {
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        let spans = InMemorySpanExporter::default();
-        let metrics = InMemoryMetricExporter::default();
-        Recorded {
-            tracers: SdkTracerProvider::builder()
-                .with_sampler(sampler)
-                .with_simple_exporter(spans.clone())
-                .build(),
-            meters: SdkMeterProvider::builder()
-                .with_reader(PeriodicReader::builder(metrics.clone()).build())
-                .build(),
-            spans,
-            metrics,
-        }
-    }
-
-    fn client(&self) -> Telemetry {
-        Telemetry::new(&self.tracers, &self.meters)
-    }
-
-    fn server(&self) -> mcp_streamable_server::Telemetry {
-        mcp_streamable_server::Telemetry::new(&self.tracers, &self.meters)
-    }
-
-    fn span(&self, name: &str, kind: SpanKind) -> SpanData {
-        self.tracers.force_flush().unwrap();
-        let spans = self.spans.get_finished_spans().unwrap();
-        let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
-        spans
-            .into_iter()
-            .find(|s| s.name == name && s.span_kind == kind)
-            .unwrap_or_else(|| panic!("no {kind:?} span {name:?} among {names:?}"))
-    }
-
-    /// The data points of histogram `name` in the last collection: attributes and count.
-    fn points(&self, name: &str) -> Vec<(Vec<KeyValue>, u64)> {
-        self.meters.force_flush().unwrap();
-        let exported = self.metrics.get_finished_metrics().unwrap();
-        let last = exported.last().expect("metrics were exported");
-        let metric = last
-            .scope_metrics()
-            .flat_map(|s| s.metrics())
-            .find(|m| m.name() == name)
-            .unwrap_or_else(|| panic!("no metric {name}"));
-        let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else {
-            panic!("{name} is not a histogram");
-        };
-        h.data_points()
-            .map(|p| (p.attributes().cloned().collect(), p.count()))
-            .collect()
-    }
-}
-
-fn attr(attrs: &[KeyValue], key: &str) -> Option<String> {
-    attrs
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| match &kv.value {
-            Value::String(s) => s.to_string(),
-            other => other.to_string(),
-        })
+/// The server's telemetry, recording into `recorded`.
+fn server_side(recorded: &Recorded) -> mcp_streamable_server::Telemetry {
+    mcp_streamable_server::Telemetry::new(recorded.tracers(), recorded.meters())
 }
 
 /// `initialize`; `tools/call` of `echo` (a result), `broken` (`isError`), `hang` (no answer);
@@ -146,12 +74,12 @@ async fn pair(
 ) -> (ClientConnection, u16) {
     let config = Config::default()
         .families(families)
-        .telemetry(server.server());
+        .telemetry(server_side(server));
     let addr = serve(StreamableHttpService::new(config, app), Wire::Http1).await;
     let builder = Wire::Http1
         .builder(&Wire::Http1.url(addr))
         .family(family)
-        .telemetry(client.client());
+        .telemetry(client_side(client));
     (connect(builder).await, addr.port())
 }
 
@@ -162,7 +90,7 @@ async fn send_under_parent(
     conn: &ClientConnection,
     message: Message,
 ) -> opentelemetry::trace::SpanContext {
-    let parent = client.tracers.tracer("app").start("app work");
+    let parent = client.tracers().tracer("app").start("app work");
     let cx = Context::current_with_span(parent);
     let parent = cx.span().span_context().clone();
     send(conn, message).with_context(cx).await.unwrap();
@@ -191,7 +119,7 @@ async fn c12_a_session_tools_call_is_a_client_span_and_one_trace_with_the_server
     let parent = send_under_parent(&client, &conn, tool(2, "echo")).await;
     assert!(!recv_response(&mut conn).await.is_error());
 
-    let span = client.span("tools/call echo", SpanKind::Client);
+    let span = client.span_of_kind("tools/call echo", SpanKind::Client);
     assert_eq!(span.status, Status::Unset);
     let attrs = &span.attributes;
     let sid = conn.session_id().expect("a session");
@@ -209,11 +137,11 @@ async fn c12_a_session_tools_call_is_a_client_span_and_one_trace_with_the_server
         assert_eq!(attr(attrs, key).as_deref(), Some(value), "{key}");
     }
     assert_eq!(attr(attrs, "error.type"), None);
-    let served = server.span("tools/call echo", SpanKind::Server);
+    let served = server.span_of_kind("tools/call echo", SpanKind::Server);
     assert_one_trace(&parent, &span, &served);
 
     // A notification's span ends at once.
-    let note = client.span("notifications/initialized", SpanKind::Client);
+    let note = client.span_of_kind("notifications/initialized", SpanKind::Client);
     assert_eq!(attr(&note.attributes, "jsonrpc.request.id"), None);
     conn.close().await.unwrap();
 }
@@ -225,7 +153,7 @@ async fn c12_a_per_request_tools_call_is_a_client_span_and_one_trace_with_the_se
     let parent = send_under_parent(&client, &conn, tool(7, "echo")).await;
     assert!(!recv_response(&mut conn).await.is_error());
 
-    let span = client.span("tools/call echo", SpanKind::Client);
+    let span = client.span_of_kind("tools/call echo", SpanKind::Client);
     let attrs = &span.attributes;
     assert_eq!(
         attr(attrs, "mcp.protocol.version").as_deref(),
@@ -233,7 +161,7 @@ async fn c12_a_per_request_tools_call_is_a_client_span_and_one_trace_with_the_se
     );
     assert_eq!(attr(attrs, "jsonrpc.request.id").as_deref(), Some("7"));
     assert_eq!(attr(attrs, "mcp.session.id"), None);
-    let served = server.span("tools/call echo", SpanKind::Server);
+    let served = server.span_of_kind("tools/call echo", SpanKind::Server);
     assert_one_trace(&parent, &span, &served);
     conn.close().await.unwrap();
 }
@@ -270,7 +198,7 @@ async fn c12_errors_tool_errors_and_cancellations_set_error_type_and_durations_a
         ("tools/call broken", "tool_error"),
         ("tools/call hang", "cancelled"),
     ] {
-        let span = client.span(name, SpanKind::Client);
+        let span = client.span_of_kind(name, SpanKind::Client);
         assert_eq!(
             attr(&span.attributes, "error.type").as_deref(),
             Some(kind),
@@ -278,14 +206,14 @@ async fn c12_errors_tool_errors_and_cancellations_set_error_type_and_durations_a
         );
         assert!(matches!(span.status, Status::Error { .. }), "{name}");
     }
-    let prompt = client.span("prompts/get p", SpanKind::Client);
+    let prompt = client.span_of_kind("prompts/get p", SpanKind::Client);
     assert_eq!(
         attr(&prompt.attributes, "gen_ai.prompt.name").as_deref(),
         Some("p")
     );
 
     let operations = client.points("mcp.client.operation.duration");
-    let count = |method: &str, kind: Option<&str>| -> u64 {
+    let count = |method: &str, kind: Option<&str>| -> i64 {
         operations
             .iter()
             .filter(|(a, _)| attr(a, "mcp.method.name").as_deref() == Some(method))
@@ -312,7 +240,7 @@ async fn c12_errors_tool_errors_and_cancellations_set_error_type_and_durations_a
 
     conn.close().await.unwrap();
     let sessions = client.points("mcp.client.session.duration");
-    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
+    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<i64>(), 1);
     assert_eq!(
         attr(&sessions[0].0, "mcp.protocol.version").as_deref(),
         Some("2025-06-18")
@@ -331,21 +259,21 @@ async fn c12_an_expired_session_ends_its_duration_and_its_failed_request_says_40
     .await;
     let builder = builder(&server.url)
         .standalone_stream(false)
-        .telemetry(client.client());
+        .telemetry(client_side(&client));
     let mut conn = connect(builder).await;
     handshake(&mut conn).await;
     let err = send(&conn, request(2, "tools/list")).await.unwrap_err();
     assert!(crate::cause(&err).is_session_expired());
 
-    let span = client.span("tools/list", SpanKind::Client);
+    let span = client.span_of_kind("tools/list", SpanKind::Client);
     assert_eq!(attr(&span.attributes, "error.type").as_deref(), Some("404"));
     assert!(matches!(span.status, Status::Error { .. }));
     // Ended by the 404, before the connection closes.
     let sessions = client.points("mcp.client.session.duration");
-    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
+    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<i64>(), 1);
     conn.close().await.unwrap();
     let sessions = client.points("mcp.client.session.duration");
-    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<u64>(), 1);
+    assert_eq!(sessions.iter().map(|(_, n)| n).sum::<i64>(), 1);
 }
 
 #[tokio::test]
@@ -353,7 +281,7 @@ async fn c12_off_records_nothing_and_carries_no_context() {
     let (server, app) = (Recorded::new(), Recorded::new());
     let config = Config::default()
         .families(Families::SessionOnly)
-        .telemetry(server.server());
+        .telemetry(server_side(&server));
     let addr = serve(StreamableHttpService::new(config, self::app), Wire::Http1).await;
     let off = mcp_streamable_client::Telemetry::off();
     assert!(!off.is_on() && format!("{off:?}").contains("on: false"));
@@ -369,14 +297,12 @@ async fn c12_off_records_nothing_and_carries_no_context() {
     assert!(!recv_response(&mut conn).await.is_error());
     conn.close().await.unwrap();
 
-    app.tracers.force_flush().unwrap();
-    let spans = app.spans.get_finished_spans().unwrap();
+    let spans = app.spans();
     assert!(
         spans.iter().all(|s| s.span_kind != SpanKind::Client),
         "{spans:?}"
     );
-    app.meters.force_flush().unwrap();
-    let exported = app.metrics.get_finished_metrics().unwrap();
+    let exported = app.metrics();
     let names: Vec<String> = exported
         .iter()
         .flat_map(|m| m.scope_metrics())
@@ -388,38 +314,9 @@ async fn c12_off_records_nothing_and_carries_no_context() {
         "{names:?}"
     );
     // No `traceparent` reached the server: its span starts a trace of its own.
-    let served = server.span("tools/call echo", SpanKind::Server);
+    let served = server.span_of_kind("tools/call echo", SpanKind::Server);
     assert_ne!(served.span_context.trace_id(), parent.trace_id());
     assert!(!served.parent_span_is_remote);
-}
-
-/// What a sampler was asked about: each span's name and the attributes it started with.
-type Asked = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<KeyValue>)>>>;
-
-/// A sampler that keeps what it was asked about, and drops the spans of `tools/call`s.
-#[derive(Debug, Clone, Default)]
-struct DropsCalls(Asked);
-
-impl ShouldSample for DropsCalls {
-    fn should_sample(
-        &self,
-        parent: Option<&Context>,
-        trace_id: opentelemetry::trace::TraceId,
-        name: &str,
-        kind: &SpanKind,
-        attributes: &[KeyValue],
-        links: &[opentelemetry::trace::Link],
-    ) -> opentelemetry::trace::SamplingResult {
-        self.0
-            .lock()
-            .unwrap()
-            .push((name.to_owned(), attributes.to_vec()));
-        let sampler = match attr(attributes, "mcp.method.name").as_deref() {
-            Some("tools/call") => Sampler::AlwaysOff,
-            _ => Sampler::AlwaysOn,
-        };
-        sampler.should_sample(parent, trace_id, name, kind, attributes, links)
-    }
 }
 
 #[tokio::test]
@@ -431,7 +328,7 @@ async fn c12_a_sampler_decides_by_method_and_target_and_a_dropped_call_still_car
     let parent = send_under_parent(&client, &conn, tool(2, "echo")).await;
     assert!(!recv_response(&mut conn).await.is_error());
     // What the sampler was asked: the span's name, the method and the target.
-    let asked = sampler.0.lock().unwrap().clone();
+    let asked = sampler.asked();
     let (_, call) = asked
         .iter()
         .find(|(name, _)| name == "tools/call echo")
@@ -440,24 +337,23 @@ async fn c12_a_sampler_decides_by_method_and_target_and_a_dropped_call_still_car
     assert_eq!(attr(call, "gen_ai.tool.name").as_deref(), Some("echo"));
     // Dropped: no client span, but its context went into `_meta` all the same, so the server's
     // span is in the application's trace; and the call's duration is recorded.
-    client.tracers.force_flush().unwrap();
-    let spans = client.spans.get_finished_spans().unwrap();
+    let spans = client.spans();
     assert!(
         spans
             .iter()
             .all(|s| !(s.name == "tools/call echo" && s.span_kind == SpanKind::Client))
     );
-    let served = server.span("tools/call echo", SpanKind::Server);
+    let served = server.span_of_kind("tools/call echo", SpanKind::Server);
     assert_eq!(served.span_context.trace_id(), parent.trace_id());
     let calls = client
         .points("mcp.client.operation.duration")
         .into_iter()
         .filter(|(attrs, _)| attr(attrs, "gen_ai.tool.name").as_deref() == Some("echo"))
         .map(|(_, n)| n)
-        .sum::<u64>();
+        .sum::<i64>();
     assert_eq!(calls, 1);
     // Kept (initialize): every attribute, as without a sampler.
-    let init = client.span("initialize", SpanKind::Client);
+    let init = client.span_of_kind("initialize", SpanKind::Client);
     for key in ["server.address", "server.port", "network.transport"] {
         assert!(attr(&init.attributes, key).is_some(), "{key}");
     }
