@@ -6,96 +6,29 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mcp_jsonrpc::{Message, Response, to_raw_value};
 use mcp_streamable_server::{Config, ServerConnection, StreamableHttpService, Telemetry};
+use mcp_test_telemetry::{HTTP_SPAN, HTTP_TRACE, PARENT, Recorded, TRACE, traceparent};
 use mcp_transport::{Connection, Sender};
-use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanId, SpanKind, TraceId};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value, json};
 
 use crate::support::{PATIENCE, Redis, options};
 
-/// The client's context, as it puts it in `params._meta`.
-const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-const PARENT: &str = "00f067aa0ba902b7";
-/// The HTTP request's own span, in its `traceparent` header.
-const HTTP_SPAN: &str = "b7ad6b7169203331";
-const HTTP_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
-
-/// Where one node's telemetry went.
-struct Recorded {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    tracers: SdkTracerProvider,
-    meters: SdkMeterProvider,
+/// The spans `recorded` ended named `name`.
+fn spans(recorded: &Recorded, name: &str) -> Vec<SpanData> {
+    let spans = recorded.spans();
+    spans.into_iter().filter(|s| s.name == name).collect()
 }
 
-impl Recorded {
-    fn new() -> (Recorded, Telemetry) {
-        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        let spans = InMemorySpanExporter::default();
-        let metrics = InMemoryMetricExporter::default();
-        let tracers = SdkTracerProvider::builder()
-            .with_simple_exporter(spans.clone())
-            .build();
-        let meters = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(metrics.clone()).build())
-            .build();
-        let telemetry = Telemetry::new(&tracers, &meters);
-        let recorded = Recorded {
-            spans,
-            metrics,
-            tracers,
-            meters,
-        };
-        (recorded, telemetry)
+/// As [`Recorded::total`], but 0 when the last collection has no metric `name`: a node records
+/// nothing of an instrument it has not used (no request forwarded, no call of Redis failed).
+fn total(recorded: &Recorded, name: &str, with: Option<(&str, &str)>) -> i64 {
+    let metrics = recorded.metrics();
+    let mut last = metrics.last().into_iter().flat_map(|m| m.scope_metrics());
+    if !last.any(|s| s.metrics().any(|m| m.name() == name)) {
+        return 0;
     }
-
-    fn spans(&self, name: &str) -> Vec<SpanData> {
-        self.tracers.force_flush().unwrap();
-        let spans = self.spans.get_finished_spans().unwrap();
-        spans.into_iter().filter(|s| s.name == name).collect()
-    }
-
-    /// The sum of counter `name`'s points, or the count of histogram `name`'s, with
-    /// `key` = `value` when given; 0 when nothing was recorded.
-    fn total(&self, name: &str, with: Option<(&str, &str)>) -> u64 {
-        self.meters.force_flush().unwrap();
-        let exported = self.metrics.get_finished_metrics().unwrap();
-        let Some(last) = exported.last() else {
-            return 0;
-        };
-        let Some(metric) = last
-            .scope_metrics()
-            .flat_map(|s| s.metrics())
-            .find(|m| m.name() == name)
-        else {
-            return 0;
-        };
-        let wanted = |attrs: &mut dyn Iterator<Item = &KeyValue>| {
-            let attrs: Vec<&KeyValue> = attrs.collect();
-            with.is_none_or(|(k, v)| {
-                attrs
-                    .iter()
-                    .any(|kv| kv.key.as_str() == k && kv.value.as_str() == v)
-            })
-        };
-        match metric.data() {
-            AggregatedMetrics::F64(MetricData::Histogram(h)) => h
-                .data_points()
-                .filter(|p| wanted(&mut p.attributes()))
-                .map(|p| p.count())
-                .sum(),
-            AggregatedMetrics::U64(MetricData::Sum(s)) => s
-                .data_points()
-                .filter(|p| wanted(&mut p.attributes()))
-                .map(|p| p.value())
-                .sum(),
-            other => panic!("{name}: unexpected data {other:?}"),
-        }
-    }
+    recorded.total(name, with)
 }
 
 /// An application: `initialize`, and `tools/call` of anything, answered with an empty result.
@@ -122,7 +55,8 @@ async fn app(mut conn: ServerConnection, _parts: http::request::Parts) {
 /// A node named `name` on `redis`, recording into its own exporters.
 async fn node(redis: &Redis, name: &str) -> (StreamableHttpService, Recorded) {
     let backend = redis.node(name, options()).await;
-    let (recorded, telemetry) = Recorded::new();
+    let recorded = Recorded::new();
+    let telemetry = Telemetry::new(recorded.tracers(), recorded.meters());
     let config = Config::default()
         .cluster(backend.cluster())
         .telemetry(telemetry);
@@ -134,7 +68,7 @@ fn post(session: Option<&str>, body: Value) -> http::Request<Full<Bytes>> {
         .header("host", "localhost")
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .header("traceparent", format!("00-{HTTP_TRACE}-{HTTP_SPAN}-01"));
+        .header("traceparent", traceparent(HTTP_TRACE, HTTP_SPAN));
     if let Some(id) = session {
         builder = builder.header("mcp-session-id", id);
     }
@@ -174,7 +108,7 @@ async fn initialize(node: &StreamableHttpService) -> String {
 fn traced_call(id: i64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": "echo", "arguments": {},
-        "_meta": {"traceparent": format!("00-{TRACE}-{PARENT}-01")}}})
+        "_meta": {"traceparent": traceparent(TRACE, PARENT)}}})
 }
 
 /// O1: the holder records the forwarded request's span under the client's parent, linked to
@@ -187,7 +121,7 @@ async fn o1_a_forwarded_request_is_one_trace_across_two_nodes_on_redis() {
     let sid = initialize(&a).await;
     let text = answer(&b, post(Some(&sid), traced_call(1))).await;
     assert!(text.contains(r#""result""#), "{text}");
-    let held = on_a.spans("tools/call echo");
+    let held = spans(&on_a, "tools/call echo");
     assert_eq!(held.len(), 1, "the holder records the call once");
     let span = &held[0];
     assert_eq!(span.span_kind, SpanKind::Server);
@@ -209,10 +143,10 @@ async fn o1_a_forwarded_request_is_one_trace_across_two_nodes_on_redis() {
     assert_eq!(session.map(|kv| kv.value.as_str().into_owned()), Some(sid));
     // The node the client reached served no session: no span of the call there, so no second
     // root, and nothing outside the client's trace.
-    assert!(on_b.spans("tools/call echo").is_empty());
+    assert!(spans(&on_b, "tools/call echo").is_empty());
     let forwarded = Some(("mcp.forward.outcome", "answered"));
-    assert_eq!(on_b.total("mcp.server.request.forwarded", forwarded), 1);
-    assert_eq!(on_a.total("mcp.server.request.forwarded", None), 0);
+    assert_eq!(total(&on_b, "mcp.server.request.forwarded", forwarded), 1);
+    assert_eq!(total(&on_a, "mcp.server.request.forwarded", None), 0);
 }
 
 /// O4: the calls of Redis are timed by operation; frozen, its calls fail after the command
@@ -225,17 +159,17 @@ async fn o4_redis_calls_are_timed_and_their_failures_counted() {
     let duration = "mcp.server.store.duration";
     let writes = Some(("mcp.store.operation", "event.write"));
     assert!(
-        on_a.total(duration, writes) >= 1,
+        total(&on_a, duration, writes) >= 1,
         "the initialize stream is written"
     );
-    assert_eq!(on_a.total("mcp.server.store.failed", None), 0);
+    assert_eq!(total(&on_a, "mcp.server.store.failed", None), 0);
     redis.server().freeze().expect("redis-server freezes");
     // The call's stream cannot be written: whatever the answer, the store failed.
     let request = post(Some(&sid), traced_call(2));
     let _ = tokio::time::timeout(PATIENCE, a.handle(request)).await;
     redis.server().thaw().expect("redis-server thaws");
-    let failed = on_a.total("mcp.server.store.failed", None);
+    let failed = total(&on_a, "mcp.server.store.failed", None);
     assert!(failed >= 1, "{failed} failures counted");
     let store_error = Some(("error.type", "store_error"));
-    assert_eq!(on_a.total(duration, store_error), failed);
+    assert_eq!(total(&on_a, duration, store_error), failed);
 }
