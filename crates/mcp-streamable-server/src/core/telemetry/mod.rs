@@ -8,6 +8,7 @@
 
 mod cluster;
 pub(crate) mod operation;
+mod params;
 pub(crate) mod store;
 
 use std::sync::Arc;

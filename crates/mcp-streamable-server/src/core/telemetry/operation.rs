@@ -17,6 +17,7 @@ use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 
 use crate::core::owner::PeerAddr;
+use crate::core::telemetry::params::Params;
 use crate::core::telemetry::{Instruments, Telemetry, end};
 use crate::protocol::ProtocolVersion;
 use mcp_streamable_protocol::telemetry::request_id;
@@ -40,22 +41,6 @@ pub(crate) struct Operation {
     attributes: Vec<KeyValue>,
     /// A `tools/call`, whose result says `isError`.
     tool_call: bool,
-}
-
-/// What `params` of a request says that a span records, borrowed from the request where its
-/// JSON has no escapes: a request's span copies nothing it does not keep.
-#[derive(Deserialize, Default)]
-struct Params<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    uri: Option<Cow<'a, str>>,
-    /// An `initialize`'s: the version its session will speak is not settled yet.
-    #[serde(rename = "protocolVersion", borrow)]
-    protocol_version: Option<Cow<'a, str>>,
-    /// Read only when it is there (most requests carry none).
-    #[serde(rename = "_meta", borrow)]
-    meta: Option<&'a serde_json::value::RawValue>,
 }
 
 /// What a tool's result says of itself.
@@ -194,9 +179,7 @@ impl Operations {
                 Message::Notification(n) => (n.method.as_str(), None, n.params.as_deref()),
                 Message::Response(_) => continue,
             };
-            let params: Params<'_> = params
-                .and_then(|p| serde_json::from_str(p.get()).ok())
-                .unwrap_or_default();
+            let params = params.map(Params::read).unwrap_or_default();
             let operation = self.start(inner, method, id, &params, &carried, version);
             match id {
                 Some(id) => {
