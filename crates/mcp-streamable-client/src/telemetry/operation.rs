@@ -4,13 +4,13 @@
 //! the send fails, when the application cancels it, or when the connection closes without one.
 //! A notification's span ends at once.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use http::Uri;
 use mcp_jsonrpc::{Id, Message, RawValue, Response};
+use mcp_streamable_protocol::telemetry::Params;
 use opentelemetry::global::BoxedSpan;
 use opentelemetry::propagation::Injector;
 use opentelemetry::trace::{Span, SpanKind, Status, TraceContextExt, Tracer};
@@ -50,17 +50,6 @@ struct Operation {
     target: Option<KeyValue>,
     /// The version the request itself names: `_meta`'s (per-request) or an `initialize`'s.
     declared: Option<String>,
-}
-
-/// What `params` of a request says that a span records.
-#[derive(Deserialize, Default)]
-struct Params<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    uri: Option<Cow<'a, str>>,
-    #[serde(rename = "protocolVersion", borrow)]
-    protocol_version: Option<Cow<'a, str>>,
 }
 
 /// What a tool's result says of itself.
@@ -124,10 +113,7 @@ impl Operations {
             Message::Notification(n) => (n.method.as_str(), None, &mut n.params),
             Message::Response(_) => return,
         };
-        let read: Params<'_> = params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or_default();
+        let read = params.as_deref().map(Params::read).unwrap_or_default();
         let target = match method {
             "tools/call" => Some("gen_ai.tool.name"),
             "prompts/get" => Some("gen_ai.prompt.name"),

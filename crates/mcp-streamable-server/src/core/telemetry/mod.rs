@@ -8,7 +8,6 @@
 
 mod cluster;
 pub(crate) mod operation;
-mod params;
 pub(crate) mod store;
 
 use std::sync::Arc;

@@ -17,10 +17,9 @@ use opentelemetry::{Context, KeyValue, StringValue};
 use serde::Deserialize;
 
 use crate::core::owner::PeerAddr;
-use crate::core::telemetry::params::Params;
 use crate::core::telemetry::{Instruments, Telemetry, end};
 use crate::protocol::ProtocolVersion;
-use mcp_streamable_protocol::telemetry::request_id;
+use mcp_streamable_protocol::telemetry::{Params, request_id};
 
 /// The `error.type` of a request the session ended before it was answered.
 const UNANSWERED: &str = "cancelled";

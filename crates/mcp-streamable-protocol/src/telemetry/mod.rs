@@ -4,6 +4,10 @@
 
 use std::sync::Arc;
 
+mod params;
+
+pub use params::Params;
+
 /// The bucket boundaries, in seconds, of the convention's four duration histograms
 /// (`mcp.server.operation.duration`, `mcp.client.operation.duration` and the two session
 /// durations): from 10 ms to 5 minutes, for calls from a ping to a long tool.

@@ -1,35 +1,52 @@
 //! What a request's `params` say that its span records, read by a scan of their top level:
 //! the members recorded are picked out, the others (a tool's `arguments`, most often the bulk)
 //! are stepped over without being parsed. A derived `Deserialize` took about 1,300
-//! instructions for a small `tools/call`, on every request, sampled or not.
-//!
-//! The scan reads what serde would: members with escapes in their names or values are decoded,
-//! a duplicate or a recorded member of the wrong type gives nothing at all, and so does
-//! anything but an object. `params` come from a parsed message, so their JSON is well formed;
-//! the scan stays safe (never panics, gives nothing) on text that is not.
+//! instructions for a small `tools/call`, on every request, sampled or not; the scan about 700.
 
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-/// What `params` of a request says that a span records, borrowed from the request where its
-/// JSON has no escapes: a request's span copies nothing it does not keep.
+/// What `params` of a request say that its span records (`gen_ai.tool.name`,
+/// `gen_ai.prompt.name`, `mcp.resource.uri`, `mcp.protocol.version`, the parent in `_meta`),
+/// borrowed from the request where its JSON has no escapes: a span copies nothing it does not
+/// keep.
+///
+/// [`read`](Params::read) reads what a derived `Deserialize` would: members with escapes in
+/// their names or values are decoded, and a duplicate, a member here of the wrong type (a
+/// string; `_meta` any value) or anything but an object gives nothing at all. Its input comes
+/// from a parsed message, so its JSON is well formed; on text that is not, it never panics and
+/// gives nothing, or what it could read.
+///
+/// ```
+/// use mcp_streamable_protocol::telemetry::Params;
+///
+/// let params = serde_json::value::RawValue::from_string(
+///     r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"traceparent":"00-1-2-01"}}"#.into(),
+/// )
+/// .unwrap();
+/// let read = Params::read(&params);
+/// assert_eq!(read.name.as_deref(), Some("echo"));
+/// assert_eq!(read.uri, None);
+/// assert_eq!(read.meta.map(|m| m.get()), Some(r#"{"traceparent":"00-1-2-01"}"#));
+/// ```
 #[derive(Debug, Default)]
-pub(super) struct Params<'a> {
-    /// A tool's or a prompt's.
-    pub(super) name: Option<Cow<'a, str>>,
-    /// A resource's.
-    pub(super) uri: Option<Cow<'a, str>>,
-    /// An `initialize`'s: the version its session will speak is not settled yet.
-    pub(super) protocol_version: Option<Cow<'a, str>>,
-    /// Read only when it is there (most requests carry none).
-    pub(super) meta: Option<&'a RawValue>,
+#[non_exhaustive]
+pub struct Params<'a> {
+    /// `name`: a tool's or a prompt's.
+    pub name: Option<Cow<'a, str>>,
+    /// `uri`: a resource's.
+    pub uri: Option<Cow<'a, str>>,
+    /// `protocolVersion`: an `initialize`'s, the version its session will speak.
+    pub protocol_version: Option<Cow<'a, str>>,
+    /// `_meta`, as it is (most requests carry none).
+    pub meta: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {
-    /// What `params` say, or nothing when they are not an object whose recorded members are
+    /// What `params` say, or nothing when they are not an object whose members here are
     /// strings (`_meta`: any value), each once.
-    pub(super) fn read(params: &'a RawValue) -> Params<'a> {
+    pub fn read(params: &'a RawValue) -> Params<'a> {
         let mut scan = Scan {
             text: params.get(),
             at: 0,
