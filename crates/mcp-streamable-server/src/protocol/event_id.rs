@@ -1,7 +1,6 @@
 //! The ids of the events of a session's streams: `<stream>_<index>`.
 
 use std::fmt;
-use std::io::Write as _;
 use std::str::FromStr;
 
 /// An event's place: the stream of the session it was sent on, and its index there. Written
@@ -20,13 +19,16 @@ impl EventId {
         EventId { stream, index }
     }
 
-    /// The id as text, without allocating: what an SSE frame writes per event.
+    /// The id as text, without allocating: what an SSE frame writes per event (with `itoa`, not
+    /// `write!`, whose formatting machinery cost about 1,300 instructions an event).
     pub(crate) fn write<R>(self, with: impl FnOnce(&str) -> R) -> R {
         let mut buf = [0u8; MAX_LEN];
-        let mut cursor = &mut buf[..];
-        // Two u64s and an underscore always fit.
-        let _ = write!(cursor, "{}_{}", self.stream, self.index);
-        let len = MAX_LEN - cursor.len();
+        let (mut stream, mut index) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let (stream, index) = (stream.format(self.stream), index.format(self.index));
+        let len = stream.len() + 1 + index.len();
+        buf[..stream.len()].copy_from_slice(stream.as_bytes());
+        buf[stream.len()] = b'_';
+        buf[stream.len() + 1..len].copy_from_slice(index.as_bytes());
         with(std::str::from_utf8(&buf[..len]).unwrap_or_default())
     }
 }
