@@ -93,6 +93,11 @@ script!(
     "rate.lua"
 );
 
+/// The arguments and bytes a call's command has room for when made: its keys (a session's
+/// four, of some 60 bytes) and about twenty arguments; a larger one (a long answer) grows once.
+const CALL_ARGS: usize = 32;
+const CALL_BYTES: usize = 1024;
+
 /// One call of a script: `EVALSHA` written straight into one command's buffer, its keys first.
 ///
 /// The redis crate's own `ScriptInvocation` keeps each key and argument in a buffer of its own
@@ -106,8 +111,11 @@ pub(crate) struct Call {
 impl Call {
     /// A call of `script` on `keys` (its `KEYS`); its arguments follow with [`Call::arg`].
     pub(crate) fn new<K: ToRedisArgs>(script: &'static Script, keys: &[K]) -> Call {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(script.get_hash()).arg(keys.len());
+        // Room for a call on the hot path (`begin`, a `write` of an answer) without growing
+        // the command's buffers as it is written: grown from empty, they were reallocated some
+        // ten times a call.
+        let mut cmd = Cmd::with_capacity(CALL_ARGS, CALL_BYTES);
+        cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys.len());
         for key in keys {
             cmd.arg(key);
         }

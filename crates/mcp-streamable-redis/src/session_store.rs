@@ -139,7 +139,15 @@ pub(crate) fn time_to_field(at: SystemTime) -> String {
     let since = at
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
-    format!("{:020}{:09}", since.as_secs(), since.subsec_nanos())
+    // Zero-padded by hand, not with `format!("{:020}{:09}")`: `begin` writes one per request.
+    let mut field = String::with_capacity(29);
+    for (number, width) in [(since.as_secs(), 20), (u64::from(since.subsec_nanos()), 9)] {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(number);
+        field.extend(std::iter::repeat_n('0', width - digits.len()));
+        field.push_str(digits);
+    }
+    field
 }
 
 fn time_from_field(field: &str) -> Option<SystemTime> {
@@ -207,6 +215,9 @@ mod tests {
         let much_later = now + Duration::from_secs(1_000_000_000);
         assert!(time_to_field(much_later) > time_to_field(later));
         assert_eq!(time_from_field("12"), None);
+        let at = SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000, 5);
+        assert_eq!(time_to_field(at), "00000000001700000000000000005");
+        assert_eq!(time_to_field(SystemTime::UNIX_EPOCH), "0".repeat(29));
     }
 
     #[test]
