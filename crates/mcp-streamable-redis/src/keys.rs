@@ -60,7 +60,7 @@ impl Keys {
 
     /// A key of `session`: the prefix, its id as the hash tag, then `rest`. Written piece by
     /// piece into a string of its size: a session's keys are named several times a request,
-    /// and `format!` (which grows its string as it goes) cost ten times as much.
+    /// and `format!` (which grows its string as it goes) cost about six times as much.
     fn of(&self, session: &str, rest: &str) -> String {
         let mut key = String::with_capacity(self.prefix.len() + session.len() + rest.len() + 3);
         key.push_str(&self.prefix);
