@@ -49,6 +49,7 @@ impl std::fmt::Debug for RedisBackend {
             .field("node", &self.node.options.node)
             .field("prefix", &self.node.options.prefix)
             .field("address", &self.node.address)
+            .field("peer_addr", &self.node.peer_addr)
             .finish_non_exhaustive()
     }
 }
@@ -106,6 +107,7 @@ impl RedisBackend {
             members: Members::default(),
             secret,
             address,
+            peer_addr: bound,
             listener: Mutex::new(Some(listener)),
             options,
         });
@@ -125,6 +127,14 @@ impl RedisBackend {
     /// Where the other nodes reach this one.
     pub fn address(&self) -> std::net::SocketAddr {
         self.node.address
+    }
+
+    /// Where this node listens for the other nodes: the address its listener is bound to, with
+    /// the port picked when [`Options::peer_addr`] asked for port 0. The same as
+    /// [`address`](RedisBackend::address) unless [`Options::advertise`] told the others another
+    /// address (behind NAT, a proxy, or a listener bound to `0.0.0.0`).
+    pub fn peer_addr(&self) -> std::net::SocketAddr {
+        self.node.peer_addr
     }
 
     /// The [`EventStore`](mcp_streamable_server::EventStore) on this backend.

@@ -27,6 +27,8 @@ pub(crate) struct Node {
     pub(crate) secret: Vec<u8>,
     /// Where the other nodes reach this one.
     pub(crate) address: SocketAddr,
+    /// Where `listener` is bound.
+    pub(crate) peer_addr: SocketAddr,
     pub(crate) listener: Mutex<Option<std::net::TcpListener>>,
 }
 

@@ -43,6 +43,8 @@ async fn the_holder_is_known_to_every_node(redis: Redis) {
     let member = b.cluster().member("a").expect("a is a member");
     assert_eq!(member.incarnation, fence.incarnation);
     assert_eq!(member.address, a.address());
+    // Nothing advertised: it is reached where it listens.
+    assert_eq!(a.address(), a.peer_addr());
     // Alive: nobody takes its sessions over.
     assert!(matches!(
         b.cluster().take_over("s", &location).await.unwrap(),
@@ -60,7 +62,8 @@ async fn an_advertised_ip_without_a_port_is_reached_on_the_port_bound(redis: Red
     assert_eq!(a.address().ip(), advertised.ip());
     assert_ne!(a.address().port(), 0);
     // What it listens on: the loopback of the default peer address, on that port.
-    let bound = std::net::TcpStream::connect(("127.0.0.1", a.address().port()));
+    assert_eq!(a.peer_addr(), ([127, 0, 0, 1], a.address().port()).into());
+    let bound = std::net::TcpStream::connect(a.peer_addr());
     assert!(bound.is_ok(), "a listens on the port it advertises");
     start(&a, "s").await;
     let member = b.cluster().member("a").expect("a is a member");
