@@ -229,8 +229,10 @@ impl RedisOptions {
             .with_context(|| format!("connecting to Redis at {url}"))?;
         tracing::info!(
             node = %backend.node(),
-            "one node of the sessions in Redis at {url}, reached by the other nodes at {}",
-            backend.address()
+            "one node of the sessions in Redis at {url}, reached by the other nodes at {} \
+             (listening for them on {})",
+            backend.address(),
+            backend.peer_addr()
         );
         echo_modern::configure(backend.notification_bus(), sealer);
         Ok(config.cluster(backend.cluster()))

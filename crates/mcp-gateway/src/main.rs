@@ -210,8 +210,10 @@ impl NodeArgs {
             .map_err(|e| format!("connecting to Redis at {url}: {e}"))?;
         tracing::info!(
             node = %backend.node(),
-            "one node of the sessions in Redis at {url}, reached by the other nodes at {}",
-            backend.address()
+            "one node of the sessions in Redis at {url}, reached by the other nodes at {} \
+             (listening for them on {})",
+            backend.address(),
+            backend.peer_addr()
         );
         Ok(config.cluster(backend.cluster()))
     }
