@@ -213,6 +213,24 @@ impl Node {
     pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
     }
+
+    /// Where this run of the node listens for its peers, as it logged before it printed its
+    /// address (the log is written unbuffered, so it is there once [`start`](Self::start)
+    /// returns).
+    pub(crate) fn peer_addr(&self) -> SocketAddr {
+        let log = self.log();
+        peer_addr(&log)
+            .unwrap_or_else(|| panic!("node {} logged no peer address: {log}", self.name))
+    }
+}
+
+/// The address a node's log says it listens on for its peers (`echo_server --redis`'s line
+/// "reached by the other nodes at ADDR (listening for them on ADDR)").
+fn peer_addr(log: &str) -> Option<SocketAddr> {
+    log.lines()
+        .find_map(|line| line.split("(listening for them on ").nth(1))
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|addr| addr.parse().ok())
 }
 
 impl Drop for Node {
@@ -221,19 +239,18 @@ impl Drop for Node {
     }
 }
 
-/// A free loopback port, for a node to listen for its peers on.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 /// A TCP proxy in front of a node's port for its peers: the node advertises the proxy, so that
 /// every connection of another node to it goes through here, and a test can cut them all at
 /// once, as a network does.
+///
+/// It listens before the node starts, so that the node can advertise it, and is told where to
+/// pass connections ([`pass_to`](Self::pass_to)) once the node says which port it bound: no
+/// port is probed and freed for the node to take later, which another process could take
+/// first.
 pub(crate) struct Cutter {
     pub(crate) addr: SocketAddr,
+    /// Where connections are passed on: `None` until the node behind says where it listens.
+    target: tokio::sync::watch::Sender<Option<SocketAddr>>,
     connections: Mutex<Vec<tokio::task::AbortHandle>>,
     /// While set, what the node sends back is dropped: its peers' requests reach it, its
     /// answers never come, as on a link that fails one way.
@@ -241,11 +258,19 @@ pub(crate) struct Cutter {
 }
 
 impl Cutter {
-    /// Listens on a loopback port, passing every connection on to `target`.
-    pub(crate) async fn start(target: SocketAddr) -> Arc<Cutter> {
+    /// Listens on a loopback port, passing every connection on to where
+    /// [`pass_to`](Self::pass_to) says.
+    ///
+    /// A connection arriving before that waits for it, for [`START_TIMEOUT`] at most, then is
+    /// closed. Waiting rather than refusing: a peer can only have learnt the cutter's address
+    /// from the node's registration, so the node is up and its port about to be set, and a
+    /// refusal would be a fault the test did not ask for; the bound keeps a test that never
+    /// sets it from hanging.
+    pub(crate) async fn start() -> Arc<Cutter> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let cutter = Arc::new(Cutter {
             addr: listener.local_addr().unwrap(),
+            target: tokio::sync::watch::Sender::new(None),
             connections: Mutex::new(Vec::new()),
             muted: Arc::new(AtomicBool::new(false)),
         });
@@ -256,7 +281,16 @@ impl Cutter {
                     return;
                 };
                 let muted = Arc::clone(&cutter.muted);
+                let mut told = cutter.target.subscribe();
                 let task = tokio::spawn(async move {
+                    let set = told.wait_for(Option::is_some);
+                    let target = match tokio::time::timeout(START_TIMEOUT, set).await {
+                        Ok(Ok(target)) => *target,
+                        _ => None,
+                    };
+                    let Some(target) = target else {
+                        return;
+                    };
                     if let Ok(outbound) = tokio::net::TcpStream::connect(target).await {
                         pass(inbound, outbound, &muted).await;
                     }
@@ -267,6 +301,12 @@ impl Cutter {
             }
         });
         cutter
+    }
+
+    /// Passes the connections arriving from now on (and those waiting) to `target`; those
+    /// already passed on stay where they are.
+    pub(crate) fn pass_to(&self, target: SocketAddr) {
+        self.target.send_replace(Some(target));
     }
 
     /// From now on, drops whatever the node sends back.
@@ -313,24 +353,44 @@ pub(crate) async fn cut_node(
     name: &str,
     extra: &[&str],
 ) -> (Node, Arc<Cutter>) {
-    let port = free_port();
-    let cutter = Cutter::start(SocketAddr::from(([127, 0, 0, 1], port))).await;
-    let node = start_behind(dir, redis, name, port, &cutter, extra);
+    let cutter = Cutter::start().await;
+    let node = start_behind(dir, redis, name, &cutter, extra);
     (node, cutter)
 }
 
-/// Starts node `name` listening for its peers on `port`, advertising `cutter`.
+/// Starts node `name` listening for its peers on a loopback port it picks, advertising
+/// `cutter`, and points `cutter` at that port.
 pub(crate) fn start_behind(
     dir: &Path,
     redis: &str,
     name: &str,
-    port: u16,
     cutter: &Cutter,
     extra: &[&str],
 ) -> Node {
-    let peer = format!("127.0.0.1:{port}");
     let advertise = cutter.addr.to_string();
-    let mut args = vec!["--peer-addr", &peer, "--advertise", &advertise];
+    let mut args = vec!["--peer-addr", "127.0.0.1:0", "--advertise", &advertise];
     args.extend_from_slice(extra);
-    Node::start(dir, redis, name, &args)
+    let node = Node::start(dir, redis, name, &args);
+    cutter.pass_to(node.peer_addr());
+    node
+}
+
+mod tests {
+    use super::peer_addr;
+
+    #[test]
+    fn the_peer_address_is_read_from_the_nodes_log() {
+        // As `echo_server --redis --advertise` logs it, between the lines around it.
+        let log = "\
+2026-11-28T21:33:21.936852Z  WARN echo_server: no --state-key: confirm's states are sealed with \
+a key of this node's own, which the other nodes refuse
+2026-11-28T21:33:21.947058Z  INFO echo_server: one node of the sessions in Redis at \
+redis://127.0.0.1:35402/, reached by the other nodes at 127.0.0.1:40935 (listening for them \
+on 127.0.0.1:33889) node=a
+2026-11-28T21:33:24.926827Z  INFO mcp_streamable_server::serve::signal: SIGTERM received; \
+shutting down
+";
+        assert_eq!(peer_addr(log), Some("127.0.0.1:33889".parse().unwrap()));
+        assert_eq!(peer_addr("listening on http://127.0.0.1:8080/mcp"), None);
+    }
 }
