@@ -218,18 +218,35 @@ impl Node {
     /// address (the log is written unbuffered, so it is there once [`start`](Self::start)
     /// returns).
     pub(crate) fn peer_addr(&self) -> SocketAddr {
+        self.logged(LISTENING)
+    }
+
+    /// The address this run of the node tells the others to reach it at, as it logged.
+    pub(crate) fn advertised(&self) -> SocketAddr {
+        self.logged(REACHED)
+    }
+
+    fn logged(&self, label: &str) -> SocketAddr {
         let log = self.log();
-        peer_addr(&log)
-            .unwrap_or_else(|| panic!("node {} logged no peer address: {log}", self.name))
+        logged_addr(&log, label).unwrap_or_else(|| {
+            panic!(
+                "node {} logged no address after {label:?}: {log}",
+                self.name
+            )
+        })
     }
 }
 
-/// The address a node's log says it listens on for its peers (`echo_server --redis`'s line
-/// "reached by the other nodes at ADDR (listening for them on ADDR)").
-fn peer_addr(log: &str) -> Option<SocketAddr> {
+/// What `echo_server --redis` logs at start: "reached by the other nodes at ADDR (listening for
+/// them on ADDR)", the address it advertises, then the one it is bound to.
+const REACHED: &str = "reached by the other nodes at ";
+const LISTENING: &str = "(listening for them on ";
+
+/// The address after `label` in a node's log, up to a space or a `)`.
+fn logged_addr(log: &str, label: &str) -> Option<SocketAddr> {
     log.lines()
-        .find_map(|line| line.split("(listening for them on ").nth(1))
-        .and_then(|rest| rest.split(')').next())
+        .find_map(|line| line.split(label).nth(1))
+        .and_then(|rest| rest.split([' ', ')']).next())
         .and_then(|addr| addr.parse().ok())
 }
 
@@ -376,10 +393,10 @@ pub(crate) fn start_behind(
 }
 
 mod tests {
-    use super::peer_addr;
+    use super::{LISTENING, REACHED, logged_addr};
 
     #[test]
-    fn the_peer_address_is_read_from_the_nodes_log() {
+    fn the_addresses_are_read_from_the_nodes_log() {
         // As `echo_server --redis --advertise` logs it, between the lines around it.
         let log = "\
 2026-11-28T21:33:21.936852Z  WARN echo_server: no --state-key: confirm's states are sealed with \
@@ -390,7 +407,15 @@ on 127.0.0.1:33889) node=a
 2026-11-28T21:33:24.926827Z  INFO mcp_streamable_server::serve::signal: SIGTERM received; \
 shutting down
 ";
-        assert_eq!(peer_addr(log), Some("127.0.0.1:33889".parse().unwrap()));
-        assert_eq!(peer_addr("listening on http://127.0.0.1:8080/mcp"), None);
+        assert_eq!(
+            logged_addr(log, LISTENING),
+            Some("127.0.0.1:33889".parse().unwrap())
+        );
+        assert_eq!(
+            logged_addr(log, REACHED),
+            Some("127.0.0.1:40935".parse().unwrap())
+        );
+        let url = "listening on http://127.0.0.1:8080/mcp";
+        assert_eq!(logged_addr(url, LISTENING), None);
     }
 }

@@ -6,7 +6,7 @@
 //! images' registry.
 
 use std::collections::BTreeSet;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -230,13 +230,7 @@ fn the_manifests_advertise_takes_a_pod_ip_of_either_family() {
             name,
             &[&format!("--advertise={value}")],
         );
-        let log = node.log();
-        let reached = log
-            .lines()
-            .find_map(|line| line.split("reached by the other nodes at ").nth(1))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|addr| addr.parse::<SocketAddr>().ok())
-            .unwrap_or_else(|| panic!("node {name} said no address: {log}"));
+        let reached = node.advertised();
         assert_eq!(reached.ip(), pod.parse::<IpAddr>().unwrap(), "{name}");
         assert_ne!(reached.port(), 0, "{name}");
     }
