@@ -6,16 +6,19 @@
 //! relayed once one did. A request that cannot be answered so gets an error, never silence.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 use mcp_sse::Scanner;
-use tokio::sync::mpsc;
+use tokio::time::{Instant, Sleep};
 
 use crate::core::Session;
 use crate::core::session::reader::Reader;
@@ -24,6 +27,7 @@ use crate::core::store::event_store::StoredEvent;
 use crate::http::app::Server;
 use crate::http::local::{Opened, open};
 use crate::http::remote::{self, Ask, Reached};
+use crate::http::reply::body::Frames;
 use crate::http::reply::sse::{MAX_FRAME, frame, write_priming};
 use crate::http::reply::{self, ResponseBody};
 use crate::protocol::{self, EventId};
@@ -33,9 +37,6 @@ const BREAKS: usize = 8;
 
 /// The most bytes one relayed event may take: what the client's own bound is by default.
 const MAX_EVENT: usize = mcp_sse::DEFAULT_MAX_EVENT_SIZE;
-
-/// How many frames the relaying task writes ahead of its client.
-const FRAMES_AHEAD: usize = 4;
 
 /// The client's answer to a POST the holder answered with `answer`: the holder's refusal or
 /// 202 as it is; its stream relayed, or collected into JSON in JSON-response mode (S4, S5).
@@ -99,7 +100,14 @@ enum Source {
     Local(VecDeque<StoredEvent>, Reader),
     /// Broken: to be asked for again.
     Over,
+    /// Being asked for again. (In a mutex only so that the relay is `Sync`, as a response's
+    /// body is: it is polled through `get_mut`, never locked.)
+    Asking(Mutex<Again>),
 }
+
+/// A broken stream asked for again: the ask as it was sent, and where the stream comes from now
+/// or why it cannot be had.
+type Again = Pin<Box<dyn Future<Output = (Ask, Result<Source, String>)> + Send>>;
 
 struct Relay {
     server: Arc<Server>,
@@ -117,13 +125,13 @@ struct Relay {
 impl Relay {
     /// The next events, or `None` once every response came, or the stream cannot be had any
     /// more: then every request still unanswered got an error.
-    async fn next(&mut self) -> Option<Vec<Item>> {
+    fn poll_items(&mut self, cx: &mut Context<'_>) -> Poll<Option<Vec<Item>>> {
         loop {
             if self.unanswered.is_empty() {
-                return None;
+                return Poll::Ready(None);
             }
             let items = match &mut self.source {
-                Source::Remote(body) => match body.frame().await {
+                Source::Remote(body) => match ready!(Pin::new(body).poll_frame(cx)) {
                     Some(Ok(frame)) => match frame.into_data() {
                         Ok(data) => self.scan(&data),
                         Err(_) => continue,
@@ -136,7 +144,7 @@ impl Relay {
                 Source::Local(replay, reader) => {
                     let stream = reader.stream();
                     let taken: Vec<(u64, Bytes)> = if replay.is_empty() {
-                        match std::future::poll_fn(|cx| reader.poll_take(cx, MAX_FRAME)).await {
+                        match ready!(reader.poll_take(cx, MAX_FRAME)) {
                             Some(taken) => {
                                 taken.iter().map(|e| (e.index, e.json.clone())).collect()
                             }
@@ -155,13 +163,34 @@ impl Relay {
                         })
                         .collect()
                 }
-                Source::Over => match self.ask_again().await {
-                    Ok(()) => continue,
-                    Err(why) => return Some(self.give_up(&why)),
+                Source::Over => match self.ask_again() {
+                    Ok(again) => {
+                        self.source = Source::Asking(Mutex::new(again));
+                        continue;
+                    }
+                    Err(why) => return Poll::Ready(Some(self.give_up(&why))),
                 },
+                Source::Asking(again) => {
+                    let again = again.get_mut().unwrap_or_else(PoisonError::into_inner);
+                    let (ask, found) = ready!(again.as_mut().poll(cx));
+                    self.ask = ask;
+                    match found {
+                        Ok(source) => {
+                            if matches!(source, Source::Remote(_)) {
+                                self.scanner.finish();
+                            }
+                            self.source = source;
+                            continue;
+                        }
+                        Err(why) => {
+                            self.source = Source::Over;
+                            return Poll::Ready(Some(self.give_up(&why)));
+                        }
+                    }
+                }
             };
             if !items.is_empty() {
-                return Some(items);
+                return Poll::Ready(Some(items));
             }
         }
     }
@@ -212,61 +241,40 @@ impl Relay {
         }
     }
 
-    /// Asks for the stream again, wherever its session is held now.
-    async fn ask_again(&mut self) -> Result<(), String> {
+    /// The stream asked for again, wherever its session is held now.
+    fn ask_again(&mut self) -> Result<Again, String> {
         self.breaks += 1;
         if self.breaks > BREAKS {
             return Err("the stream broke too often".into());
         }
-        let Some(nodes) = &self.server.nodes else {
+        if self.server.nodes.is_none() {
             return Err("no cluster".into());
-        };
+        }
         tracing::debug!(session_id = %self.ask.session, stream = ?self.stream, after = self.after, "relayed stream broke: asking for it again");
         // Once an event named the stream, a resumption of it; before, the forward again.
         if let Some(stream) = self.stream {
             self.ask.method = Method::GET;
             self.ask.last_event_id = Some(EventId::new(stream, self.after));
         }
-        match remote::reach(&self.server, nodes, &mut self.ask, None).await {
-            Ok(Reached::There(answer)) if answer.status() == StatusCode::OK => {
-                self.scanner.finish();
-                self.source = Source::Remote(answer.into_body());
-                Ok(())
-            }
-            Ok(Reached::There(answer)) => Err(refusal(answer).await),
-            Ok(Reached::Here(session)) => self.here(&session).await,
-            Err(reject) => Err(reject.message),
-        }
-    }
-
-    /// The stream from a session held here now.
-    async fn here(&mut self, session: &Arc<Session>) -> Result<(), String> {
-        let (replay, reader) = match self.stream {
-            Some(stream) => {
-                let resumed = session
-                    .resume(EventId::new(stream, self.after))
-                    .await
-                    .map_err(|e| format!("{e:?}"))?;
-                (resumed.events, resumed.reader)
-            }
-            None => {
-                let body = mcp_jsonrpc::parse(&self.ask.body).map_err(|e| e.to_string())?;
-                let charge = session
-                    .shared
-                    .inbound
-                    .charge(0)
-                    .ok_or("no room for the request")?;
-                let mut posted = Some(Posted::new(Arc::clone(&self.ask.parts), body, charge));
-                let forward = Some(self.ask.id.as_str());
-                let opened = open(session, &mut posted, None, None, forward, 0);
-                match opened.await.map_err(|e| format!("{e:?}"))? {
-                    Opened::Stream { reader, replay, .. } => (replay, reader),
-                    Opened::Accepted => return Err("the request has no stream".into()),
+        let server = Arc::clone(&self.server);
+        let (mut ask, stream, after) = (self.ask.clone(), self.stream, self.after);
+        Ok(Box::pin(async move {
+            let found = async {
+                let Some(nodes) = &server.nodes else {
+                    return Err("no cluster".into());
+                };
+                match remote::reach(&server, nodes, &mut ask, None).await {
+                    Ok(Reached::There(answer)) if answer.status() == StatusCode::OK => {
+                        Ok(Source::Remote(answer.into_body()))
+                    }
+                    Ok(Reached::There(answer)) => Err(refusal(answer).await),
+                    Ok(Reached::Here(session)) => here(&session, &ask, stream, after).await,
+                    Err(reject) => Err(reject.message),
                 }
             }
-        };
-        self.source = Source::Local(replay.into(), reader);
-        Ok(())
+            .await;
+            (ask, found)
+        }))
     }
 
     /// Errors for every request still unanswered: the stream cannot be had any more.
@@ -289,45 +297,21 @@ impl Relay {
             .collect()
     }
 
-    /// The stream as SSE, `first` ahead of it, written by a task of its own.
+    /// The stream as SSE, `first` ahead of it, made as the response's body is polled.
     fn sse(self, first: Vec<Item>, session: Option<http::HeaderValue>) -> Response<ResponseBody> {
-        let (tx, rx) = mpsc::channel(FRAMES_AHEAD);
-        tokio::spawn(self.write(first, tx));
-        reply::relayed(rx, session)
-    }
-
-    async fn write(mut self, first: Vec<Item>, frames: mpsc::Sender<Bytes>) {
-        if frames.send(encode(&first)).await.is_err() {
-            return;
-        }
-        let keep_alive = self.server.shared.config.keep_alive;
-        loop {
-            let next = self.next();
-            tokio::pin!(next);
-            let items = loop {
-                let idle = async {
-                    match keep_alive {
-                        Some(every) => tokio::time::sleep(every).await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    items = &mut next => break items,
-                    () = idle => {
-                        if frames.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
-                            return;
-                        }
-                    }
-                    () = frames.closed() => return,
-                }
-            };
-            let Some(items) = items else {
-                return;
-            };
-            if frames.send(encode(&items)).await.is_err() {
-                return;
-            }
-        }
+        let idle = self
+            .server
+            .shared
+            .config
+            .keep_alive
+            .map(|every| (every, Box::pin(tokio::time::sleep(every))));
+        let first = (!first.is_empty()).then(|| encode(&first));
+        let relayed = Relayed {
+            relay: self,
+            first,
+            idle,
+        };
+        reply::relayed(Box::new(relayed), session)
     }
 
     /// JSON-response mode (S4, S5): the responses, once all came; the stream as SSE if
@@ -338,7 +322,7 @@ impl Relay {
         session: Option<http::HeaderValue>,
     ) -> Response<ResponseBody> {
         let mut items = Vec::new();
-        while let Some(more) = self.next().await {
+        while let Some(more) = std::future::poll_fn(|cx| self.poll_items(cx)).await {
             let other = more.iter().any(|i| {
                 matches!(
                     i,
@@ -358,6 +342,74 @@ impl Relay {
             Item::Priming(..) => None,
         });
         reply::json(responses, is_batch)
+    }
+}
+
+/// The stream of a request from a session held here now: its stream resumed after `after` once
+/// an event named it; before, the request served here.
+async fn here(
+    session: &Arc<Session>,
+    ask: &Ask,
+    stream: Option<u64>,
+    after: u64,
+) -> Result<Source, String> {
+    let (replay, reader) = match stream {
+        Some(stream) => {
+            let resumed = session
+                .resume(EventId::new(stream, after))
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            (resumed.events, resumed.reader)
+        }
+        None => {
+            let body = mcp_jsonrpc::parse(&ask.body).map_err(|e| e.to_string())?;
+            let charge = session
+                .shared
+                .inbound
+                .charge(0)
+                .ok_or("no room for the request")?;
+            let mut posted = Some(Posted::new(Arc::clone(&ask.parts), body, charge));
+            let forward = Some(ask.id.as_str());
+            let opened = open(session, &mut posted, None, None, forward, 0);
+            match opened.await.map_err(|e| format!("{e:?}"))? {
+                Opened::Stream { reader, replay, .. } => (replay, reader),
+                Opened::Accepted => return Err("the request has no stream".into()),
+            }
+        }
+    };
+    Ok(Source::Local(replay.into(), reader))
+}
+
+/// A relayed stream as its response's body polls it: what came first, then the relay's events,
+/// and a keep-alive comment whenever none came for the configured time.
+struct Relayed {
+    relay: Relay,
+    first: Option<Bytes>,
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+}
+
+impl Frames for Relayed {
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(first));
+        }
+        match self.relay.poll_items(cx) {
+            Poll::Ready(Some(items)) => {
+                if let Some((every, sleep)) = &mut self.idle {
+                    sleep.as_mut().reset(Instant::now() + *every);
+                }
+                Poll::Ready(Some(encode(&items)))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => {
+                let Some((every, sleep)) = &mut self.idle else {
+                    return Poll::Pending;
+                };
+                ready!(sleep.as_mut().poll(cx));
+                sleep.as_mut().reset(Instant::now() + *every);
+                Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")))
+            }
+        }
     }
 }
 

@@ -43,6 +43,7 @@ const SENDS: usize = 8;
 const FIRST_PAUSE: Duration = Duration::from_millis(25);
 
 /// What a request of a session held elsewhere asks the holder, however often it is sent.
+#[derive(Clone)]
 pub(crate) struct Ask {
     pub(crate) session: String,
     pub(crate) method: Method,

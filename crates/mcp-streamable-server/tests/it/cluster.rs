@@ -30,7 +30,11 @@ impl Nodes {
     }
 
     fn node(&self, name: &str) -> StreamableHttpService {
-        let config = Config::default().cluster(self.network.node(name));
+        self.node_with(name, Config::default())
+    }
+
+    fn node_with(&self, name: &str, config: Config) -> StreamableHttpService {
+        let config = config.cluster(self.network.node(name));
         let (started, restarted) = (Arc::clone(&self.started), Arc::clone(&self.restarted));
         service_with(config, move |conn, parts: http::request::Parts| {
             started.fetch_add(1, Ordering::Relaxed);
@@ -115,6 +119,48 @@ async fn a_stream_relayed_by_another_node_resumes_anywhere() {
     // And an id no node gave out is refused wherever it is named.
     let forged = b.handle(get(&sid, Some("1_999"))).await;
     refusal(forged, StatusCode::BAD_REQUEST).await;
+}
+
+#[tokio::test]
+async fn a_relayed_stream_gets_keep_alives_from_the_node_relaying_it() {
+    use std::time::Duration;
+    let nodes = Nodes::new();
+    // The holder sends none: whatever comes between the events is b's own.
+    let a = nodes.node_with("a", Config::default().keep_alive(None));
+    let every = Duration::from_millis(100);
+    let b = nodes.node_with("b", Config::default().keep_alive(Some(every)));
+    let sid = initialize(&a, "2025-11-25").await;
+    let response = b
+        .handle(request(
+            post(Some(&sid)),
+            call(1, "sleep", json!({"ms": 800})),
+        ))
+        .await;
+    let mut relayed = Sse::new(response);
+    let mut keep_alives = 0;
+    // Bounded: about eight keep-alives and an event or two come, then the end.
+    for _ in 0..100 {
+        let Some(frame) = relayed.frame_within(Duration::from_secs(5)).await else {
+            break;
+        };
+        if &frame[..] == b": keep-alive\n\n" {
+            keep_alives += 1;
+        }
+    }
+    assert!(
+        keep_alives >= 2,
+        "{keep_alives} keep-alives: {}",
+        relayed.raw_text()
+    );
+    let text = relayed.raw_text();
+    assert!(
+        text.contains(r#""id":1"#),
+        "the answer came after them: {text}"
+    );
+    assert!(
+        text.ends_with("\n\n") && !text.ends_with(": keep-alive\n\n"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -5,7 +5,6 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
-use tokio::sync::mpsc;
 
 use crate::http::reply::sse::SseBody;
 
@@ -16,13 +15,27 @@ pub struct ResponseBody {
     inner: Inner,
 }
 
+/// What a body polls for its frames when something else makes them: a relayed stream, polled
+/// by its response's connection itself rather than written by a task of its own through a
+/// channel (a spawn and a channel less a relayed request).
+pub(crate) trait Frames: Send + Sync {
+    /// The next frame, or `None` at the stream's end.
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>>;
+}
+
+impl std::fmt::Debug for dyn Frames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Frames")
+    }
+}
+
 #[derive(Debug)]
 enum Inner {
     Full(Option<Bytes>),
     /// In place: a box for it would be an allocation a reply.
     Sse(SseBody),
-    /// SSE frames written by a task: a stream another node serves, relayed (N9).
-    Relayed(mpsc::Receiver<Bytes>),
+    /// SSE frames made as they are polled for: a stream another node serves, relayed (N9).
+    Relayed(Box<dyn Frames>),
     /// The body of another node's answer, passed on as it comes; it ends where that one
     /// breaks, as the client's connection to that node would have.
     Proxied(hyper::body::Incoming),
@@ -41,7 +54,7 @@ impl ResponseBody {
         }
     }
 
-    pub(crate) fn relayed(frames: mpsc::Receiver<Bytes>) -> Self {
+    pub(crate) fn relayed(frames: Box<dyn Frames>) -> Self {
         ResponseBody {
             inner: Inner::Relayed(frames),
         }
@@ -71,7 +84,7 @@ impl http_body::Body for ResponseBody {
         match &mut self.inner {
             Inner::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Inner::Sse(sse) => sse.poll_next(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
-            Inner::Relayed(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            Inner::Relayed(frames) => frames.poll_frame(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
             Inner::Proxied(body) => loop {
                 return match std::pin::Pin::new(&mut *body).poll_frame(cx) {
                     Poll::Ready(Some(Ok(frame))) => match frame.into_data() {

@@ -75,10 +75,10 @@ pub(crate) fn sse(body: SseBody) -> Response<ResponseBody> {
     sse_response(ResponseBody::sse(body), session_id)
 }
 
-/// An SSE response whose frames another task writes: a stream relayed from the node that
+/// An SSE response whose frames something else makes: a stream relayed from the node that
 /// holds its session.
 pub(crate) fn relayed(
-    frames: tokio::sync::mpsc::Receiver<Bytes>,
+    frames: Box<dyn body::Frames>,
     session_id: Option<HeaderValue>,
 ) -> Response<ResponseBody> {
     sse_response(ResponseBody::relayed(frames), session_id)
