@@ -68,7 +68,7 @@
 //! | `P:{m}:members` | hash | each node's incarnation, address, and lease expiry by Redis's clock |
 //! | `P:{m}:up` | string | since when renewals have come without a break of a lease |
 //! | `P:{m}:secret` | string | the key forwards are signed with, unless the nodes were given one |
-//! | `P:dpop:ID` | string | a DPoP proof accepted (feature `dpop`), for as long as a replay of it could be taken ([`RedisReplayCache`](crate::RedisBackend::replay_cache)) |
+//! | `P:dpop:ID` | string | a DPoP proof accepted (feature `dpop`), for as long as a replay of it could be taken (`RedisBackend::replay_cache`, a `RedisReplayCache`) |
 //! | `P:rl:{CLIENT}:NAME` | string | a client's rate-limit bucket (`*`, or a method): its next request's theoretical arrival time by Redis's clock, kept until refilled ([`RedisRateStore`]) |
 //!
 //! A session's hash and record live a quarter past the [session
