@@ -98,6 +98,16 @@ impl RoundRobin {
         self.next.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Sends to `new` what went to `old`: a node started again on another port, as a load
+    /// balancer's service discovery would see it.
+    pub fn replace(&self, old: SocketAddr, new: SocketAddr) {
+        for node in self.nodes.lock().unwrap().iter_mut() {
+            if *node == old {
+                *node = new;
+            }
+        }
+    }
+
     /// Stops sending requests to `addr` (as a load balancer's health check would).
     pub fn remove(&self, addr: SocketAddr) {
         self.nodes.lock().unwrap().retain(|a| *a != addr);

@@ -135,7 +135,7 @@ async fn three_nodes_through_faults_lose_and_repeat_nothing() {
         nodes.push(start_behind(scratch.path(), &url, name, &cutter, &[]));
         cutters.push(cutter);
     }
-    let (_proxy, addr) = RoundRobin::start(nodes.iter().map(|n| n.addr).collect()).await;
+    let (proxy, addr) = RoundRobin::start(nodes.iter().map(|n| n.addr).collect()).await;
     let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..6)
         .map(|name| tokio::spawn(client(addr, name, Arc::clone(&stop))))
@@ -143,9 +143,11 @@ async fn three_nodes_through_faults_lose_and_repeat_nothing() {
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     // kill -9 of a, started again at once under its name, behind the same cutter: it listens
-    // on a port of its own, and its peers reach it at the address they reached a at before.
+    // on a port of its own, and its peers reach it at the address they reached a at before;
+    // the balancer sends its clients' share to the new port.
     nodes[0].kill();
     let restarted = start_behind(scratch.path(), &url, "a", &cutters[0], &[]);
+    proxy.replace(nodes[0].addr, restarted.addr);
     drop(std::mem::replace(&mut nodes[0], restarted));
     tokio::time::sleep(Duration::from_secs(1)).await;
 
@@ -203,6 +205,11 @@ async fn three_nodes_through_faults_lose_and_repeat_nothing() {
     let twice: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "calls ran more than once: {twice:?}");
     assert!(answered > 50, "only {answered} calls were answered");
+    let restarted = proxy.passed(nodes[0].addr);
+    assert!(
+        restarted > 0,
+        "the balancer sent nothing to a once it was started again"
+    );
 }
 
 /// One call: answered once or refused, its progress once each and in order, and a `count`
