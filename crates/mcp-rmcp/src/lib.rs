@@ -74,8 +74,10 @@
 //!
 //! # Listen streams (feature `listen`)
 //!
-//! [`RmcpTransport::listen_with`] serves the per-request `subscriptions/listen` streams of
-//! 2026-07-28 with `mcp_streamable_server::Subscriptions` instead of rmcp's own, whose streams
+// The method, linked where it exists.
+#![cfg_attr(feature = "listen", doc = "[`RmcpTransport::listen_with`]")]
+#![cfg_attr(not(feature = "listen"), doc = "`RmcpTransport::listen_with`")]
+//! serves the per-request `subscriptions/listen` streams of 2026-07-28 with `mcp_streamable_server::Subscriptions` instead of rmcp's own, whose streams
 //! live in one process: a change any node announces reaches them. Every other request still
 //! goes to rmcp.
 //!

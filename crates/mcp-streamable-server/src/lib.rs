@@ -120,59 +120,12 @@
 //!
 //! # Telemetry (feature `otel`)
 //!
-//! With feature `otel`, the service records OpenTelemetry spans and metrics by the MCP semantic
-//! conventions (OpenTelemetry's GenAI conventions, `mcp.md`) through the providers of a
-//! [`Telemetry`] ([`Config::telemetry`]; the global ones by default). It installs no exporter:
-//! that is the application's choice (OTLP, Prometheus...), and so is the propagator that reads
-//! `traceparent` (OpenTelemetry's default reads nothing: install a `TraceContextPropagator`).
-//!
-//! - A span `mcp.server`, kind SERVER, for each request and notification a session serves,
-//!   named `{mcp.method.name} {target}` (the tool's or prompt's name, else the method alone),
-//!   with `mcp.method.name`, `jsonrpc.request.id`, `gen_ai.tool.name`, `gen_ai.prompt.name`,
-//!   `mcp.resource.uri`, `mcp.protocol.version`, `mcp.session.id` (session-based requests only),
-//!   `network.transport`, `network.protocol.name` and `.version`, `client.address` and `.port`;
-//!   on failure `error.type` (the JSON-RPC code, or `tool_error` for a tool result with
-//!   `isError`; `cancelled` when the session ended first), `rpc.response.status_code` for an
-//!   error response, and status ERROR. Its parent is the context the client put in
-//!   `params._meta` (`traceparent`, `tracestate`, `baggage`); it links the HTTP request's span
-//!   (an `opentelemetry::Context` an instrumenting layer put in the request's extensions, else
-//!   the request's `traceparent` header), which stays apart: one MCP request may span several
-//!   HTTP requests. A request's span starts when its POST delivers it and ends when the
-//!   application's response reaches the transport, whichever stream carries it on (a batch's,
-//!   a resumed one, another node's relay); a notification's ends at once.
-//! - `mcp.server.operation.duration` and `mcp.server.session.duration`, histograms in seconds
-//!   with the convention's buckets ([`DURATION_BUCKETS`]).
-//! - The transport's own: `mcp.server.session.active` (sessions live),
-//!   `mcp.server.session.ended` by `mcp.session.end_reason` (`deleted`, `idle`, `evicted`,
-//!   `taken_over`, `shutdown`, `closed`), `mcp.server.request.refused` by
-//!   `http.response.status_code` and `mcp.refusal.reason`, `mcp.server.stream.resumed` and
-//!   `mcp.server.event.replayed` (resumptions with `Last-Event-ID`),
-//!   `mcp.server.stream.active` by `mcp.stream.kind` (`request`, `standalone`),
-//!   `mcp.server.buffer.size` by `mcp.buffer.direction` (what the sessions hold for readers,
-//!   `outgoing`, and for applications, `incoming`: S22), `mcp.server.buffer.shed` (bytes
-//!   dropped from memory for readers too far behind), and `mcp.server.connection.active`
-//!   (connections `serve` holds).
-//! - What is under the sessions: `mcp.server.store.duration` (each call of the event store and
-//!   the session store, whichever they are: in memory, Redis, a cluster's; by
-//!   `mcp.store.operation`, such as `event.write` or `session.load`, with `error.type`
-//!   `store_error` when the store failed; buckets from 100 µs to 5 s) and
-//!   `mcp.server.store.failed` (those calls that failed, by `mcp.store.operation`; a write
-//!   refused to a node that no longer holds the session is an answer, not a failure);
-//!   `mcp.server.request.forwarded` (requests sent to the node holding their session, by
-//!   `http.request.method` and `mcp.forward.outcome`: `answered`, `not_here`, `unreachable`) and
-//!   `mcp.server.session.taken_over` (sessions this node took over); `serve`'s
-//!   `mcp.server.connection.timeout` (connections closed for a timeout, by `mcp.timeout.kind`:
-//!   `header_read`, `idle`, `shutdown_grace`) and `mcp.server.connection.goaway` (HTTP/2
-//!   connections sent `GOAWAY`, by `mcp.goaway.reason`: `shutdown`, `idle`, `reset_budget`).
-//!
-//! The OpenTelemetry API directly, not `tracing` with `tracing-opentelemetry`: a request's span
-//! starts in one task (the POST's) and ends in another (the application's send), with a
-//! remote parent from `_meta`, a link, a kind and a status, all of which the API says in one
-//! call each, where `tracing` needs a subscriber layer the application must install and
-//! special fields to carry them; and the `opentelemetry` meter rather than the `metrics`
-//! facade, for the convention's histogram buckets and units, and one dependency for both. The
-//! `tracing` spans (`mcp.session`) and logs stay as they are. Without the feature, none of this
-//! is compiled: the session core has no field and makes no call of it.
+#![cfg_attr(feature = "otel", doc = include_str!("telemetry.md"))]
+#![cfg_attr(
+    not(feature = "otel"),
+    doc = "Built without feature `otel`: the service records no spans and no metrics, and none \
+           of the code that would is compiled."
+)]
 //!
 //! # How it is built
 //!
