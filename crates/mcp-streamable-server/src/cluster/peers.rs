@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::uri::{Authority, Scheme, Uri};
 use http::{Request, Response};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -38,7 +39,13 @@ impl std::fmt::Display for Failed {
     }
 }
 
-type Connection = Arc<tokio::sync::Mutex<Option<SendRequest<Full<Bytes>>>>>;
+type Connection = Arc<tokio::sync::Mutex<Option<Open>>>;
+
+/// An open connection to a peer, and the peer's address as a URI's authority, written once.
+struct Open {
+    sender: SendRequest<Full<Bytes>>,
+    authority: Authority,
+}
 
 /// The connections to the peers, by address.
 #[derive(Default)]
@@ -48,14 +55,18 @@ pub(crate) struct Peers {
 
 impl Peers {
     /// Sends `request` to the peer at `address` and waits, at most `within`, for the head of
-    /// its answer.
+    /// its answer. The request's URI is its path: the peer's scheme and authority are set here.
     pub(crate) async fn send(
         &self,
         address: SocketAddr,
-        request: Request<Full<Bytes>>,
+        mut request: Request<Full<Bytes>>,
         within: Duration,
     ) -> Result<Response<Incoming>, Failed> {
-        let mut sender = self.sender(address).await?;
+        let (mut sender, authority) = self.sender(address).await?;
+        let mut uri = std::mem::take(request.uri_mut()).into_parts();
+        uri.scheme = Some(Scheme::HTTP);
+        uri.authority = Some(authority);
+        *request.uri_mut() = Uri::from_parts(uri).map_err(|e| Failed(format!("not sent: {e}")))?;
         let sent = sender.try_send_request(request);
         match tokio::time::timeout(within, sent).await {
             Ok(Ok(response)) => Ok(response),
@@ -73,8 +84,12 @@ impl Peers {
         }
     }
 
-    /// A sender on the connection to `address`, opened if there is none or it closed.
-    async fn sender(&self, address: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Failed> {
+    /// A sender on the connection to `address`, opened if there is none or it closed, and the
+    /// address as an authority.
+    async fn sender(
+        &self,
+        address: SocketAddr,
+    ) -> Result<(SendRequest<Full<Bytes>>, Authority), Failed> {
         let connection = Arc::clone(
             self.connections
                 .lock()
@@ -83,12 +98,17 @@ impl Peers {
                 .or_default(),
         );
         let mut slot = connection.lock().await;
-        if let Some(sender) = slot.as_ref().filter(|s| !s.is_closed()) {
-            return Ok(sender.clone());
+        if let Some(open) = slot.as_ref().filter(|o| !o.sender.is_closed()) {
+            return Ok((open.sender.clone(), open.authority.clone()));
         }
         let sender = connect(address).await?;
-        *slot = Some(sender.clone());
-        Ok(sender)
+        let authority = Authority::try_from(address.to_string())
+            .map_err(|e| Failed(format!("not sent: {address}: {e}")))?;
+        *slot = Some(Open {
+            sender: sender.clone(),
+            authority: authority.clone(),
+        });
+        Ok((sender, authority))
     }
 
     /// Forgets the connection to `address`: the next forward opens a new one.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONNECTION, CONTENT_LENGTH, COOKIE, HOST, PROXY_AUTHORIZATION};
-use http::{HeaderMap, HeaderName, Method, Request, Response, StatusCode};
+use http::{HeaderMap, HeaderName, Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
 
@@ -213,10 +213,9 @@ async fn send(nodes: &Nodes, target: &Target, ask: &Ask) -> Result<Response<Inco
     }
     .due_within(FORWARD_DEADLINE);
     forward.sign(nodes.cluster.secret(), &ask.method, &mut headers, &ask.body);
-    let uri = format!("http://{}{}", target.address, ask.parts.uri.path());
     let mut request = Request::builder()
         .method(ask.method.clone())
-        .uri(uri)
+        .uri(path_of(&ask.parts.uri))
         .body(Full::new(ask.body.clone()))
         .map_err(|e| Failed(format!("not sent: {e}")))?;
     *request.headers_mut() = headers;
@@ -224,6 +223,15 @@ async fn send(nodes: &Nodes, target: &Target, ask: &Ask) -> Result<Response<Inco
         .peers
         .send(target.address, request, FORWARD_DEADLINE)
         .await
+}
+
+/// The path of the client's request, without its query, as a URI of its own: the peers set
+/// their scheme and authority (`Peers::send`). Shared with the client's URI when it has no query.
+fn path_of(uri: &Uri) -> Uri {
+    match uri.path_and_query() {
+        Some(p) if p.query().is_none() => Uri::from(p.clone()),
+        _ => Uri::try_from(uri.path()).unwrap_or_else(|_| Uri::from_static("/")),
+    }
 }
 
 /// Headers of a holder's answer not passed on: the connection's own.
@@ -240,4 +248,23 @@ pub(crate) fn proxied(answer: Response<Incoming>) -> Response<ResponseBody> {
         }
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forward_names_the_clients_path_without_its_query() {
+        for (uri, path) in [
+            ("/mcp", "/mcp"),
+            ("/a/mcp?x=1", "/a/mcp"),
+            ("http://127.0.0.1:8080/mcp?x=1&y", "/mcp"),
+            ("http://127.0.0.1:8080", "/"),
+        ] {
+            let forwarded = path_of(&uri.parse().unwrap());
+            assert_eq!(forwarded, path, "{uri}");
+            assert!(forwarded.authority().is_none() && forwarded.scheme().is_none());
+        }
+    }
 }
