@@ -18,7 +18,6 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use mcp_jsonrpc::{Body, ErrorObject, Id, Message, code};
 use mcp_sse::Scanner;
-use tokio::time::{Instant, Sleep};
 
 use crate::core::Session;
 use crate::core::session::reader::Reader;
@@ -28,6 +27,7 @@ use crate::http::app::Server;
 use crate::http::local::{Opened, open};
 use crate::http::remote::{self, Ask, Reached};
 use crate::http::reply::body::Frames;
+use crate::http::reply::keep_alive::KeepAlive;
 use crate::http::reply::sse::{MAX_FRAME, frame, write_priming};
 use crate::http::reply::{self, ResponseBody};
 use crate::protocol::{self, EventId};
@@ -247,9 +247,6 @@ impl Relay {
         if self.breaks > BREAKS {
             return Err("the stream broke too often".into());
         }
-        if self.server.nodes.is_none() {
-            return Err("no cluster".into());
-        }
         tracing::debug!(session_id = %self.ask.session, stream = ?self.stream, after = self.after, "relayed stream broke: asking for it again");
         // Once an event named the stream, a resumption of it; before, the forward again.
         if let Some(stream) = self.stream {
@@ -299,17 +296,12 @@ impl Relay {
 
     /// The stream as SSE, `first` ahead of it, made as the response's body is polled.
     fn sse(self, first: Vec<Item>, session: Option<http::HeaderValue>) -> Response<ResponseBody> {
-        let idle = self
-            .server
-            .shared
-            .config
-            .keep_alive
-            .map(|every| (every, Box::pin(tokio::time::sleep(every))));
+        let keep_alive = KeepAlive::new(self.server.shared.config.keep_alive);
         let first = (!first.is_empty()).then(|| encode(&first));
         let relayed = Relayed {
             relay: self,
             first,
-            idle,
+            keep_alive,
         };
         reply::relayed(Box::new(relayed), session)
     }
@@ -385,7 +377,7 @@ async fn here(
 struct Relayed {
     relay: Relay,
     first: Option<Bytes>,
-    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    keep_alive: KeepAlive,
 }
 
 impl Frames for Relayed {
@@ -395,20 +387,11 @@ impl Frames for Relayed {
         }
         match self.relay.poll_items(cx) {
             Poll::Ready(Some(items)) => {
-                if let Some((every, sleep)) = &mut self.idle {
-                    sleep.as_mut().reset(Instant::now() + *every);
-                }
+                self.keep_alive.sent();
                 Poll::Ready(Some(encode(&items)))
             }
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => {
-                let Some((every, sleep)) = &mut self.idle else {
-                    return Poll::Pending;
-                };
-                ready!(sleep.as_mut().poll(cx));
-                sleep.as_mut().reset(Instant::now() + *every);
-                Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")))
-            }
+            Poll::Pending => self.keep_alive.poll(cx),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The answers the service builds: empty, JSON, or an SSE stream with the headers proxies need
-//! (here); the SSE framing of a stream's messages (`sse`); the body of every response (`body`).
+//! (here); the SSE framing of a stream's messages (`sse`); the body of every response (`body`);
+//! an idle SSE body's keep-alive comments (`keep_alive`).
 
 pub(crate) mod body;
+pub(crate) mod keep_alive;
 pub(crate) mod sse;
 
 use bytes::{Bytes, BytesMut};

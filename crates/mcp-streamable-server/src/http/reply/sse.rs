@@ -3,17 +3,16 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use mcp_sse::EventRef;
-use tokio::time::{Instant, Sleep};
 
 use crate::core::session::reader::Reader;
 use crate::core::session::state::Entry;
 use crate::core::store::event_store::StoredEvent;
+use crate::http::reply::keep_alive::KeepAlive;
 use crate::protocol::EventId;
 
 /// Most bytes written in one frame: large enough to batch a burst of small events into one
@@ -125,11 +124,8 @@ pub(crate) struct SseBody {
     prime: Option<Duration>,
     /// A frame taken ahead of the first poll ([`SseBody::wait_first`]).
     early: Option<Bytes>,
-    /// How often an idle body writes a comment (S15), and when the next is due; the timer is
-    /// set up the first time the body waits, which a reply answered at once never does.
-    keep_alive: Option<Duration>,
-    due: Instant,
-    timer: Option<Pin<Box<Sleep>>>,
+    /// The comments an idle body writes (S15).
+    keep_alive: KeepAlive,
     ended: bool,
     /// Counted as an open stream while it lives.
     #[cfg(feature = "otel")]
@@ -146,8 +142,7 @@ impl fmt::Debug for SseBody {
 
 impl SseBody {
     pub(crate) fn new(reader: Reader) -> Self {
-        let keep_alive = reader.session().shared.config.keep_alive;
-        let due = keep_alive.map_or_else(Instant::now, |every| Instant::now() + every);
+        let keep_alive = KeepAlive::new(reader.session().shared.config.keep_alive);
         #[cfg(feature = "otel")]
         let _open = crate::core::telemetry::OpenStream::new(
             &reader.session().shared.telemetry,
@@ -159,8 +154,6 @@ impl SseBody {
             prime: None,
             early: None,
             keep_alive,
-            due,
-            timer: None,
             ended: false,
             #[cfg(feature = "otel")]
             _open,
@@ -197,12 +190,7 @@ impl SseBody {
         }
         match self.poll_live(cx) {
             Poll::Ready(frame) => {
-                if let Some(every) = self.keep_alive {
-                    self.due = Instant::now() + every;
-                    if let Some(timer) = &mut self.timer {
-                        timer.as_mut().reset(self.due);
-                    }
-                }
+                self.keep_alive.sent();
                 Poll::Ready(frame)
             }
             Poll::Pending => {
@@ -211,26 +199,9 @@ impl SseBody {
                     // an id to resume from.
                     return Poll::Ready(Some(priming(self.priming_id(), retry)));
                 }
-                self.poll_keep_alive(cx)
+                self.keep_alive.poll(cx)
             }
         }
-    }
-
-    /// A keep-alive comment when one is due (S15).
-    fn poll_keep_alive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        let Some(every) = self.keep_alive else {
-            return Poll::Pending;
-        };
-        let due = self.due;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
-        if timer.as_mut().poll(cx).is_ready() {
-            self.due = Instant::now() + every;
-            timer.as_mut().reset(self.due);
-            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
-        }
-        Poll::Pending
     }
 
     /// The stream's next frame: what is queued for this body, opened by the priming event if it
